@@ -1,0 +1,103 @@
+/**
+ * Configuration from the environment, parsed and checked once at start-up.
+ * A bad value stops start-up with a message naming the variable.
+ */
+import { z } from 'zod';
+import { PorterError } from '../errors/porter-error.js';
+
+const positiveInt = z.coerce.number().int().positive();
+const optionalSecret = z
+  .string()
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+
+/** Every variable porter reads, with its default. The README's configuration table mirrors this. */
+export const envSchema = z.object({
+  /** Redis holding queues, staged records and results. */
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** Prefix of every Redis key porter writes (queues included). */
+  PORTER_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" and "-" only')
+    .default('porter'),
+  /** Admin server; unset means the sandbox on 127.0.0.1:8080. */
+  ADMIN_BASE_URL: z.string().url().default('http://127.0.0.1:8080'),
+  ADMIN_API_KEY: optionalSecret,
+  ADMIN_USER: optionalSecret,
+  ADMIN_PASSWORD: optionalSecret,
+  /** How ADMIN_USER/ADMIN_PASSWORD travel: HTTP Basic or user/pass parameters. */
+  ADMIN_AUTH_MODE: z.enum(['basic', 'params']).default('basic'),
+  ADMIN_TIMEOUT_MS: positiveInt.default(60_000),
+  /** Extra headers sent with every admin request, as a JSON object of strings. */
+  ADMIN_EXTRA_HEADERS: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined || text === '') return {};
+      try {
+        return z.record(z.string(), z.string()).parse(JSON.parse(text));
+      } catch {
+        context.addIssue({
+          code: 'custom',
+          message: 'a JSON object of header names to string values',
+        });
+        return z.NEVER;
+      }
+    }),
+  ADMIN_CONNECT_TIMEOUT_MS: positiveInt.default(5_000),
+  /** Bearer token required by the producer API. */
+  PORTER_API_TOKEN: optionalSecret,
+  PORTER_MAX_UPLOAD_BYTES: positiveInt.default(200 * 1024 * 1024),
+  /** Days results, reports and import state stay in Redis. */
+  PORTER_RESULT_TTL_DAYS: z.coerce.number().positive().default(7),
+  /** Attempts per batch on transient failures (first try included). */
+  PORTER_MAX_ATTEMPTS: positiveInt.default(5),
+  /** Delay before the first retry; doubled each time, with jitter. */
+  PORTER_RETRY_BASE_MS: positiveInt.default(500),
+  PORTER_RETRY_MAX_MS: positiveInt.default(30_000),
+  /** Directory exports are written under; HTTP requests name subdirectories of it only. */
+  PORTER_EXPORT_DIR: z.string().min(1).default('exports'),
+  /**
+   * How long a worker's hold on a batch lasts without renewal. A live worker renews it every
+   * half period; a killed one stops, and another worker takes the batch over once it lapses.
+   */
+  PORTER_LOCK_DURATION_MS: positiveInt.default(30_000),
+  /** How long SIGTERM/SIGINT waits for the batches in hand before the worker gives them up. */
+  PORTER_SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
+  /** Cap on requests per second to the admin server across all workers; 0 = none. */
+  PORTER_MAX_RPS: z.coerce.number().int().min(0).default(0),
+  /** Share of failed calls (0..1) over the window that pauses an import. */
+  PORTER_BREAKER_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
+  /** Calls in the window before the share counts. */
+  PORTER_BREAKER_MIN_CALLS: positiveInt.default(10),
+  PORTER_BREAKER_WINDOW_MS: positiveInt.default(30_000),
+  /** Wait before a paused import probes the server with one batch. */
+  PORTER_BREAKER_COOLDOWN_MS: positiveInt.default(15_000),
+  /** Batches one worker process runs at once (`porter worker --concurrency` overrides it). */
+  PORTER_WORKER_CONCURRENCY: positiveInt.default(4),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+/** Parses the environment; throws PORTER_CONFIG_INVALID naming the first bad variable. */
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const input: Record<string, string | undefined> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = source[key];
+    input[key] = value === '' && key !== 'ADMIN_PASSWORD' ? undefined : value;
+  }
+  const parsed = envSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    throw new PorterError(
+      'PORTER_CONFIG_INVALID',
+      `${name}: ${issue?.message ?? 'invalid value'}`,
+      {
+        details: { field: name },
+      },
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,196 @@
+/**
+ * The one error table. Every error porter raises has a stable code listed here,
+ * with the HTTP status the producer API answers and the exit code the CLI ends with.
+ * `kind` says whether retrying the same thing can help.
+ */
+export type FailureKind = 'transient' | 'permanent' | 'ambiguous';
+
+export interface ErrorCodeEntry {
+  /** HTTP status used by porter's own API when this error reaches a client. */
+  readonly httpStatus: number;
+  /** Exit code of the `porter` command when this error ends it. */
+  readonly exitCode: number;
+  readonly kind: FailureKind;
+  /** One line for the docs: what it means and what to do. */
+  readonly summary: string;
+}
+
+export const ERROR_CODES = {
+  // configuration and usage
+  PORTER_CONFIG_INVALID: {
+    httpStatus: 500,
+    exitCode: 78,
+    kind: 'permanent',
+    summary: 'An environment variable or option has a bad value; the message names it.',
+  },
+  PORTER_USAGE: {
+    httpStatus: 400,
+    exitCode: 64,
+    kind: 'permanent',
+    summary: 'A command or request was called with wrong arguments.',
+  },
+  PORTER_REDIS_UNAVAILABLE: {
+    httpStatus: 503,
+    exitCode: 69,
+    kind: 'transient',
+    summary: 'Redis does not answer at REDIS_URL; start one or point REDIS_URL at one.',
+  },
+  // producer API
+  PORTER_UNAUTHORIZED: {
+    httpStatus: 401,
+    exitCode: 77,
+    kind: 'permanent',
+    summary: 'Missing or wrong bearer token for the porter API.',
+  },
+  PORTER_UPLOAD_TOO_LARGE: {
+    httpStatus: 413,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'The upload is larger than PORTER_MAX_UPLOAD_BYTES.',
+  },
+  PORTER_NOT_FOUND: {
+    httpStatus: 404,
+    exitCode: 66,
+    kind: 'permanent',
+    summary: 'No import, export or schedule with that id or name (results may have expired).',
+  },
+  PORTER_CONFLICT: {
+    httpStatus: 409,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      'The operation does not fit the current state (for example resuming a finished import).',
+  },
+  // input
+  PORTER_INPUT_EMPTY: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'The upload holds no records.',
+  },
+  PORTER_INPUT_UNREADABLE: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'The upload cannot be parsed (broken CSV/JSON, invalid UTF-8); nothing was sent.',
+  },
+  PORTER_INPUT_UNKNOWN_COLUMN: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'A column matches no field of the resource; map it or ignore it in a mapping file.',
+  },
+  PORTER_UPLOAD_ABORTED: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'The upload broke off before it was complete; nothing was sent.',
+  },
+  PORTER_MAPPING_INVALID: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary: 'The mapping file is not valid; the message says where.',
+  },
+  // per-record results
+  PORTER_ROW_INVALID: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary: 'A record failed validation (row, field and reason given); it was not sent.',
+  },
+  PORTER_GROUP_UNRESOLVED: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary: 'A group named in the record does not exist on the admin server.',
+  },
+  PORTER_ADMIN_GUARD: {
+    httpStatus: 403,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'The record would create an administrator or change a user type; pass --allow-admin to permit it.',
+  },
+  NOT_FOUND: {
+    httpStatus: 404,
+    exitCode: 2,
+    kind: 'permanent',
+    summary: 'The record to update does not exist on the admin server.',
+  },
+  ALREADY_EXISTS: {
+    httpStatus: 409,
+    exitCode: 2,
+    kind: 'permanent',
+    summary: 'The record to create already existed before this import.',
+  },
+  PORTER_CANCELLED: {
+    httpStatus: 409,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'The import was cancelled before this record was sent.',
+  },
+  PORTER_FAILURE_LIMIT: {
+    httpStatus: 409,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'The import stopped because its failures passed --max-failures.',
+  },
+  PORTER_BATCH_ABANDONED: {
+    httpStatus: 500,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'A batch job failed for a reason outside the admin server; its records were not sent.',
+  },
+  // admin interface
+  ADMIN_HTTP_ERROR: {
+    httpStatus: 502,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'The admin server refused the request; its errorcode and message are kept.',
+  },
+  ADMIN_UNAVAILABLE: {
+    httpStatus: 503,
+    exitCode: 1,
+    kind: 'transient',
+    summary: 'The admin server is busy, rate-limiting or down (429, 502, 503, 504); retried.',
+  },
+  ADMIN_CONNECTION_FAILED: {
+    httpStatus: 502,
+    exitCode: 1,
+    kind: 'transient',
+    summary: 'The admin server could not be reached before the request was sent; retried.',
+  },
+  ADMIN_NO_ANSWER: {
+    httpStatus: 504,
+    exitCode: 1,
+    kind: 'ambiguous',
+    summary:
+      'The request was sent but no answer came (timeout, reset); what it did is looked up before resending.',
+  },
+  ADMIN_BAD_RESPONSE: {
+    httpStatus: 502,
+    exitCode: 1,
+    kind: 'ambiguous',
+    summary: 'The admin server answered with something that is not the documented JSON shape.',
+  },
+  // exports
+  PORTER_EXPORT_FAILED: {
+    httpStatus: 500,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'An export could not be completed; no partial file is left under the final name.',
+  },
+  PORTER_INTERNAL: {
+    httpStatus: 500,
+    exitCode: 1,
+    kind: 'permanent',
+    summary: 'An unexpected error; the log has details.',
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}

@@ -1,0 +1,117 @@
+/** The vocabulary of an import, shared by every room. */
+import type { ResourceName } from '../admin/resources.js';
+import type { ErrorCode } from '../errors/codes.js';
+
+export type ImportMode = 'create' | 'upsert' | 'update' | 'delete';
+export const IMPORT_MODES: readonly ImportMode[] = ['create', 'upsert', 'update', 'delete'];
+
+export type ImportState =
+  | 'receiving'
+  | 'queued'
+  | 'running'
+  | 'paused'
+  | 'completed'
+  | 'completed_with_errors'
+  | 'failed'
+  | 'cancelled';
+
+export const FINAL_IMPORT_STATES: ReadonlySet<ImportState> = new Set([
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'cancelled',
+]);
+
+export type ResultStatus = 'succeeded' | 'failed' | 'skipped' | 'unprocessed';
+export const RESULT_STATUSES: readonly ResultStatus[] = [
+  'succeeded',
+  'failed',
+  'skipped',
+  'unprocessed',
+];
+
+export type RecordAction = 'create' | 'update' | 'delete';
+
+/** Cell values of one input record exactly as they came in (CSV text, or JSON values). */
+export type InputColumns = Record<string, unknown>;
+
+/** The one result every input record ends with. */
+export interface RecordResult {
+  /** 1-based record number in the upload. */
+  row: number;
+  /** Physical line of the record's start in a CSV upload. */
+  line?: number;
+  /** Row of the record in the first upload, for a retry or a re-uploaded report. */
+  sourceRow?: number;
+  /** Natural key (username, group name, ACL id or name), when known. */
+  key?: string;
+  action?: RecordAction;
+  status: ResultStatus;
+  /** Id generated or found on the admin server. */
+  id?: string | number;
+  errorCode?: ErrorCode | string;
+  error?: string;
+  /** Field the error is about, for validation failures. */
+  field?: string;
+  /** Calls to the admin server this record took part in. */
+  attempts?: number;
+  /** Fields this import changed, for updates. */
+  changed?: string[];
+  warnings?: string[];
+  input: InputColumns;
+}
+
+/** Options chosen when the import was submitted; they travel with it. */
+export interface ImportOptions {
+  resource: ResourceName;
+  mode: ImportMode;
+  batchSize: number;
+  listSeparator: string;
+  delimiter?: string;
+  emptyAsClear: boolean;
+  allowAdmin: boolean;
+  /** Stop the import once this many records failed (a number, or a percentage like "5%"). */
+  maxFailures?: string;
+  /** Mapping file the upload was read with; a retry reads its records the same way. */
+  mapping?: {
+    columns: Record<string, string>;
+    ignore: string[];
+    defaults: Record<string, unknown>;
+  };
+}
+
+/** What porter keeps about an import, readable while it runs. */
+export interface ImportInfo {
+  id: string;
+  state: ImportState;
+  /** Why it failed, was cancelled or paused. */
+  reason?: string;
+  options: ImportOptions;
+  /** File name or source label. */
+  source?: string;
+  /** The import this one retries. */
+  retryOf?: string;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+  /** Records in the upload; known once it is received. */
+  total: number;
+  batches: number;
+  counts: Record<ResultStatus, number>;
+  /** Records with a result. */
+  done: number;
+  /** Column order of the upload, for reports. */
+  columns: string[];
+  /** Final, and every record has its result: the report is complete. */
+  settled: boolean;
+}
+
+/** A valid record staged in Redis until its batch runs. */
+export interface StagedRecord {
+  row: number;
+  line?: number;
+  sourceRow?: number;
+  input: InputColumns;
+  record: Record<string, unknown>;
+  warnings?: string[];
+}

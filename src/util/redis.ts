@@ -1,0 +1,52 @@
+/** Redis connections: one place that builds them and says clearly when Redis is not there. */
+import { Redis } from 'ioredis';
+import { PorterError } from '../errors/porter-error.js';
+
+/** Pings Redis once; throws PORTER_REDIS_UNAVAILABLE with how to start one. */
+export async function assertRedisAnswers(url: string, timeoutMs = 3_000): Promise<void> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: timeoutMs,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new PorterError(
+      'PORTER_REDIS_UNAVAILABLE',
+      `no Redis answers at ${redactUrl(url)}: start one (redis-server --port 6379, or docker compose up -d redis) or set REDIS_URL`,
+      { cause: error },
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '[invalid url]';
+  }
+}
+
+/** Deletes every key under the prefix (tests and benchmarks clean up after themselves). */
+export async function deleteKeysWithPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 3 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

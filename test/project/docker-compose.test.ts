@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+}
+
+describe('docker-compose.yml', () => {
+  it('describes a persistent, non-evicting redis, the sandbox, the API and workers', async () => {
+    const compose = parse(await readFile('docker-compose.yml', 'utf8')) as {
+      services: Record<string, Service>;
+    };
+    const { redis, sandbox, api, worker } = compose.services;
+    expect(redis?.command).toEqual(
+      expect.arrayContaining(['--appendonly', 'yes', '--maxmemory-policy', 'noeviction']),
+    );
+    expect(sandbox?.command?.[0]).toBe('sandbox');
+    expect(sandbox?.command).toEqual(expect.arrayContaining(['--data']));
+    expect(api?.command?.[0]).toBe('api');
+    expect(api?.environment?.REDIS_URL).toBe('redis://redis:6379');
+    expect(worker?.command?.[0]).toBe('worker');
+    // the API serves the files the workers export: both see one volume
+    expect(api?.volumes).toEqual(['exports:/exports']);
+    expect(worker?.volumes).toEqual(['exports:/exports']);
+    const dockerfile = await readFile('Dockerfile', 'utf8');
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/porter\.js"\]/);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, isErrorCode } from '../../src/errors/codes.js';
+import { PorterError } from '../../src/errors/porter-error.js';
+
+describe('the error table', () => {
+  it('every code has an HTTP status, an exit code, a kind and a summary', () => {
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      expect(code).toMatch(/^[A-Z][A-Z0-9_]+$/);
+      expect(entry.httpStatus).toBeGreaterThanOrEqual(400);
+      expect(entry.httpStatus).toBeLessThan(600);
+      expect(Number.isInteger(entry.exitCode) && entry.exitCode > 0 && entry.exitCode < 256).toBe(
+        true,
+      );
+      expect(['transient', 'permanent', 'ambiguous']).toContain(entry.kind);
+      expect(entry.summary.length).toBeGreaterThan(10);
+    }
+  });
+
+  it('a PorterError takes its status and exit code from the table', () => {
+    const error = new PorterError('PORTER_UPLOAD_TOO_LARGE', 'too big');
+    expect(error.httpStatus).toBe(413);
+    expect(error.exitCode).toBe(ERROR_CODES.PORTER_UPLOAD_TOO_LARGE.exitCode);
+    expect(error.toJSON()).toEqual({
+      code: 'PORTER_UPLOAD_TOO_LARGE',
+      message: 'too big',
+      details: {},
+    });
+    expect(isErrorCode('PORTER_UPLOAD_TOO_LARGE')).toBe(true);
+    expect(isErrorCode('NOPE')).toBe(false);
+  });
+
+  it('the README lists every code', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile('README.md', 'utf8');
+    for (const code of Object.keys(ERROR_CODES)) expect(readme).toContain(`\`${code}\``);
+  });
+});
