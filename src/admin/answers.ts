@@ -1,0 +1,101 @@
+/**
+ * Reading the admin interface's answers: a JSON array of records checked against the shared
+ * schemas, or an error body (`errorcode`, `message`, `index`, or version 1's `error` key).
+ */
+import { errors as undiciErrors } from 'undici';
+import { AdminBadResponseError, AdminHttpError } from './errors.js';
+import { RESOURCES, type ResourceName, type ResourceRecordMap } from './resources.js';
+import { adminErrorBodySchema } from './schemas.js';
+
+/** The records of a 2xx answer; an error body under 2xx is the server refusing. */
+export function parseRecords<R extends ResourceName>(
+  resource: R,
+  text: string,
+  info: { method: string; path: string },
+): ResourceRecordMap[R][] {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new AdminBadResponseError(`${info.method} ${info.path}: answer is not JSON`, info, error);
+  }
+  if (!Array.isArray(data)) {
+    // Clients of the real product look for `errorcode` in the body rather than the status.
+    const errorBody = parseErrorBody(data);
+    if (errorBody) {
+      throw new AdminHttpError(errorBody.message ?? String(errorBody.errorcode), {
+        ...info,
+        status: 200,
+        errorcode: String(errorBody.errorcode),
+        index: errorBody.index,
+      });
+    }
+    throw new AdminBadResponseError(
+      `${info.method} ${info.path}: answer is not a JSON array`,
+      info,
+    );
+  }
+  const schema = RESOURCES[resource].schema;
+  return data.map((item) => checkRecord(schema, item, info));
+}
+
+export function checkRecord<T>(
+  schema: {
+    safeParse(value: unknown): { success: true; data: T } | { success: false; error: Error };
+  },
+  item: unknown,
+  info: { method: string; path: string },
+): T {
+  const result = schema.safeParse(item);
+  if (!result.success) {
+    throw new AdminBadResponseError(
+      `${info.method} ${info.path}: answer holds a record of the wrong shape: ${result.error.message}`,
+      info,
+    );
+  }
+  return result.data;
+}
+
+/** The error body of an answer, if it is one. */
+
+export function parseErrorBody(
+  value: unknown,
+): { errorcode: string | number; message?: string; index?: number } | undefined {
+  let data = value;
+  if (typeof value === 'string') {
+    try {
+      data = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (Array.isArray(data) && data.length === 1) data = data[0];
+  const parsed = adminErrorBodySchema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  // version 1 of the interface reported errors under an "error" key
+  if (data !== null && typeof data === 'object' && 'error' in data) {
+    const error = (data as { error: unknown }).error;
+    return {
+      errorcode: 'ERROR',
+      message: typeof error === 'string' ? error : JSON.stringify(error),
+    };
+  }
+  return undefined;
+}
+
+export function isUndiciSocketError(error: unknown): boolean {
+  return (
+    error instanceof undiciErrors.SocketError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    (error as { code?: string } | null)?.code === 'ECONNRESET'
+  );
+}
+
+/** An error in a few words, with its code when it has one. */
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    return code ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,359 @@
+/**
+ * Typed client of the admin interface: the only code that talks to an admin server.
+ * One method per endpoint over an undici keep-alive pool.
+ */
+import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import {
+  AdminBadResponseError,
+  AdminConnectionError,
+  AdminError,
+  AdminHttpError,
+  AdminNoAnswerError,
+  parseRetryAfter,
+  type AdminErrorInfo,
+} from './errors.js';
+import {
+  checkRecord,
+  describe,
+  isUndiciSocketError,
+  parseErrorBody,
+  parseRecords,
+} from './answers.js';
+import { JsonArraySplitter } from './json-array-splitter.js';
+import {
+  ADMIN_PATH_PREFIX,
+  RESOURCES,
+  type ResourceName,
+  type ResourceRecordMap,
+} from './resources.js';
+import type { AclRecord, GroupRecord, UserRecord } from './schemas.js';
+
+export type WriteMethod = 'PUT' | 'POST' | 'DELETE';
+
+export interface AdminAuthOptions {
+  /** Sent as the `apikey` request header. */
+  apiKey?: string;
+  user?: string;
+  password?: string;
+  /** How user and password travel: HTTP Basic header (default) or `user`/`pass` parameters. */
+  userPasswordMode?: 'basic' | 'params';
+}
+
+export interface AdminClientOptions {
+  /** Origin of the admin server, e.g. http://127.0.0.1:8080 (a path prefix before /wf is kept). */
+  baseUrl: string;
+  auth?: AdminAuthOptions;
+  /** Time to connect. @defaultValue 5000 */
+  connectTimeoutMs?: number;
+  /** Time from sending a request to its answer's headers, and between body chunks. @defaultValue 60000 */
+  requestTimeoutMs?: number;
+  /** Keep-alive connections in the pool. @defaultValue 16 */
+  connections?: number;
+  /** Form encoding of PUT/POST/DELETE bodies. @defaultValue 'multipart' */
+  bodyEncoding?: 'multipart' | 'urlencoded';
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+  /** Awaited before every request: a shared rate cap or back-off across workers. */
+  beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+}
+
+export interface UserQuery {
+  userId?: number;
+  username?: string;
+}
+export interface GroupQuery {
+  id?: number;
+  name?: string;
+}
+export interface AclQuery {
+  id?: string;
+  userId?: number;
+  groupId?: number;
+}
+export interface ResourceQueryMap {
+  users: UserQuery;
+  groups: GroupQuery;
+  acls: AclQuery;
+}
+
+/** Bytes of a non-array GET answer kept to read an error body from. */
+const NOT_ARRAY_BODY_LIMIT = 64 * 1024;
+
+const CONNECT_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export class AdminClient {
+  readonly baseUrl: string;
+  private readonly pool: Pool;
+  private readonly pathPrefix: string;
+  private readonly options: AdminClientOptions;
+  private readonly authHeaders: Record<string, string>;
+  private closed = false;
+
+  constructor(options: AdminClientOptions) {
+    this.options = options;
+    const url = new URL(options.baseUrl);
+    this.baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
+    this.pathPrefix = url.pathname.replace(/\/+$/, '') + ADMIN_PATH_PREFIX;
+    const timeout = options.requestTimeoutMs ?? 60_000;
+    this.pool = new Pool(url.origin, {
+      connections: options.connections ?? 16,
+      connect: { timeout: options.connectTimeoutMs ?? 5_000 },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+      keepAliveTimeout: 10_000,
+    });
+    this.authHeaders = {};
+    const auth = options.auth ?? {};
+    if (auth.apiKey) this.authHeaders.apikey = auth.apiKey;
+    if (auth.user !== undefined && (auth.userPasswordMode ?? 'basic') === 'basic') {
+      const token = Buffer.from(`${auth.user}:${auth.password ?? ''}`).toString('base64');
+      this.authHeaders.authorization = `Basic ${token}`;
+    }
+  }
+
+  // ---- users ----
+  listUsers(query: UserQuery = {}, signal?: AbortSignal): Promise<UserRecord[]> {
+    return this.get('users', query, signal);
+  }
+  putUsers(records: UserRecord[], signal?: AbortSignal): Promise<UserRecord[]> {
+    return this.write('users', 'PUT', records, signal);
+  }
+  postUsers(records: UserRecord[], signal?: AbortSignal): Promise<UserRecord[]> {
+    return this.write('users', 'POST', records, signal);
+  }
+  deleteUsers(records: UserRecord[], signal?: AbortSignal): Promise<UserRecord[]> {
+    return this.write('users', 'DELETE', records, signal);
+  }
+
+  // ---- groups ----
+  listGroups(query: GroupQuery = {}, signal?: AbortSignal): Promise<GroupRecord[]> {
+    return this.get('groups', query, signal);
+  }
+  putGroups(records: GroupRecord[], signal?: AbortSignal): Promise<GroupRecord[]> {
+    return this.write('groups', 'PUT', records, signal);
+  }
+  postGroups(records: GroupRecord[], signal?: AbortSignal): Promise<GroupRecord[]> {
+    return this.write('groups', 'POST', records, signal);
+  }
+  deleteGroups(records: GroupRecord[], signal?: AbortSignal): Promise<GroupRecord[]> {
+    return this.write('groups', 'DELETE', records, signal);
+  }
+
+  // ---- ACLs ----
+  listAcls(query: AclQuery = {}, signal?: AbortSignal): Promise<AclRecord[]> {
+    return this.get('acls', query, signal);
+  }
+  putAcls(records: AclRecord[], signal?: AbortSignal): Promise<AclRecord[]> {
+    return this.write('acls', 'PUT', records, signal);
+  }
+
+  /** GET on a resource; no filter returns all records. */
+  async get<R extends ResourceName>(
+    resource: R,
+    query: ResourceQueryMap[R] = {},
+    signal?: AbortSignal,
+  ): Promise<ResourceRecordMap[R][]> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null) params.set(name, String(value));
+    }
+    this.addParamAuth(params);
+    const path = this.pathPrefix + RESOURCES[resource].path;
+    const search = params.size > 0 ? `?${params.toString()}` : '';
+    const body = await this.send({ method: 'GET', path: path + search, logPath: path }, signal);
+    return parseRecords(resource, body, { method: 'GET', path });
+  }
+
+  /**
+   * GET on a resource with its answer streamed: records are yielded as the JSON array
+   * arrives, so a large answer never sits whole in memory.
+   */
+  async *stream<R extends ResourceName>(
+    resource: R,
+    query: ResourceQueryMap[R] = {},
+    signal?: AbortSignal,
+  ): AsyncGenerator<ResourceRecordMap[R]> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null) params.set(name, String(value));
+    }
+    this.addParamAuth(params);
+    const path = this.pathPrefix + RESOURCES[resource].path;
+    const info = { method: 'GET', path };
+    const search = params.size > 0 ? `?${params.toString()}` : '';
+    const response = await this.dispatch('GET', path + search, info, undefined, signal);
+    if (response.statusCode >= 300) {
+      const text = await response.body.text().catch(() => '');
+      throw this.httpError(response, text, info);
+    }
+    const splitter = new JsonArraySplitter();
+    // An answer that is not an array (an error body under 200, a stray value) is kept, up to a
+    // bound, so it is judged exactly as get() judges it.
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    const schema = RESOURCES[resource].schema;
+    try {
+      for await (const chunk of response.body) {
+        const bytes = chunk as Buffer;
+        if (splitter.kind !== 'array' && headBytes < NOT_ARRAY_BODY_LIMIT) {
+          head.push(bytes);
+          headBytes += bytes.length;
+        }
+        if (splitter.kind === 'other') continue;
+        for (const item of splitter.write(bytes)) yield checkRecord(schema, item, info);
+      }
+      splitter.end();
+      if (splitter.kind !== 'array') {
+        // empty, a lone value or an object: not records; parseRecords says which error it is
+        parseRecords(resource, Buffer.concat(head).toString('utf8'), info);
+        throw new AdminBadResponseError(`${resource} GET did not answer with a JSON array`, info);
+      }
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason ?? error;
+      if (error instanceof AdminError) throw error;
+      if (isUndiciSocketError(error)) {
+        throw new AdminNoAnswerError(`${resource} GET broke off: ${describe(error)}`, info, error);
+      }
+      throw new AdminBadResponseError(
+        `${resource} GET answered invalid JSON: ${describe(error)}`,
+        info,
+        error,
+      );
+    } finally {
+      if (!response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  /** PUT, POST or DELETE of a multi-record form on a resource. */
+  async write<R extends ResourceName>(
+    resource: R,
+    method: WriteMethod,
+    records: ResourceRecordMap[R][],
+    signal?: AbortSignal,
+  ): Promise<ResourceRecordMap[R][]> {
+    const descriptor = RESOURCES[resource];
+    const path = this.pathPrefix + descriptor.path;
+    const fields: [string, string][] = [[descriptor.formField, JSON.stringify(records)]];
+    const auth = this.options.auth;
+    if (auth?.user !== undefined && auth.userPasswordMode === 'params') {
+      fields.push(['user', auth.user], ['pass', auth.password ?? '']);
+    }
+    const body = await this.send({ method, path, logPath: path, form: fields }, signal);
+    return parseRecords(resource, body, { method, path });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.close();
+  }
+
+  private addParamAuth(params: URLSearchParams): void {
+    const auth = this.options.auth;
+    if (auth?.user !== undefined && auth.userPasswordMode === 'params') {
+      params.set('user', auth.user);
+      params.set('pass', auth.password ?? '');
+    }
+  }
+
+  private async send(
+    request: { method: string; path: string; logPath: string; form?: [string, string][] },
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const info = { method: request.method, path: request.logPath };
+    const response = await this.dispatch(request.method, request.path, info, request.form, signal);
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw new AdminNoAnswerError(
+        `${request.method} ${request.logPath}: answer broke off: ${describe(error)}`,
+        info,
+        error,
+      );
+    }
+    if (response.statusCode >= 300) throw this.httpError(response, text, info);
+    return text;
+  }
+
+  private async dispatch(
+    method: string,
+    path: string,
+    info: { method: string; path: string },
+    form: [string, string][] | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Dispatcher.ResponseData> {
+    await this.options.beforeRequest?.(signal);
+    const headers: Record<string, string> = { ...this.options.headers, ...this.authHeaders };
+    let body: string | FormData | undefined;
+    if (form) {
+      if ((this.options.bodyEncoding ?? 'multipart') === 'urlencoded') {
+        body = new URLSearchParams(form).toString();
+        headers['content-type'] = 'application/x-www-form-urlencoded';
+      } else {
+        const data = new FormData();
+        for (const [name, value] of form) data.append(name, value);
+        body = data;
+      }
+    }
+    try {
+      return await this.pool.request({
+        method: method as Dispatcher.HttpMethod,
+        path,
+        headers,
+        body,
+        signal,
+      });
+    } catch (error) {
+      throw this.transportError(error, info);
+    }
+  }
+
+  private transportError(error: unknown, info: { method: string; path: string }): Error {
+    const code = (error as { code?: string } | null)?.code;
+    if (code !== undefined && CONNECT_ERROR_CODES.has(code)) {
+      return new AdminConnectionError(
+        `cannot reach the admin server at ${this.baseUrl} (${code})`,
+        info,
+        error,
+      );
+    }
+    if (
+      error instanceof undiciErrors.RequestAbortedError ||
+      (error as Error)?.name === 'AbortError'
+    ) {
+      return error as Error;
+    }
+    return new AdminNoAnswerError(
+      `${info.method} ${info.path}: no answer from the admin server (${describe(error)})`,
+      info,
+      error,
+    );
+  }
+
+  private httpError(
+    response: Dispatcher.ResponseData,
+    text: string,
+    info: { method: string; path: string },
+  ): AdminHttpError {
+    const errorInfo: AdminErrorInfo & { status: number } = {
+      ...info,
+      status: response.statusCode,
+      retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+    };
+    const parsed = parseErrorBody(text);
+    if (parsed) {
+      errorInfo.errorcode = String(parsed.errorcode);
+      if (parsed.index !== undefined) errorInfo.index = parsed.index;
+    }
+    const reason = parsed?.message ?? (text.slice(0, 200) || `HTTP ${response.statusCode}`);
+    return new AdminHttpError(reason, errorInfo);
+  }
+}

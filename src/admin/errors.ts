@@ -1,0 +1,110 @@
+/**
+ * Errors of the admin interface and the one function that classifies a failure
+ * as transient, permanent or ambiguous. Retries, bisection and reports all ask it.
+ */
+import { ERROR_CODES, type ErrorCode, type FailureKind } from '../errors/codes.js';
+import { PorterError } from '../errors/porter-error.js';
+
+export interface AdminErrorInfo {
+  method: string;
+  /** Path and non-secret query of the request; never carries credentials. */
+  path: string;
+  status?: number;
+  /** `errorcode` of the server's error body. */
+  errorcode?: string;
+  /** Index of the failing record, when the server names one. */
+  index?: number;
+  /** Milliseconds the server asked us to wait (Retry-After). */
+  retryAfterMs?: number;
+}
+
+/** Base of every admin interface failure. */
+export class AdminError extends PorterError {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number | undefined;
+  readonly errorcode: string | undefined;
+  readonly index: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: ErrorCode, message: string, info: AdminErrorInfo, cause?: unknown) {
+    super(code, message, { cause, details: { ...info } });
+    this.name = 'AdminError';
+    this.method = info.method;
+    this.path = info.path;
+    this.status = info.status;
+    this.errorcode = info.errorcode;
+    this.index = info.index;
+    this.retryAfterMs = info.retryAfterMs;
+  }
+}
+
+const TRANSIENT_STATUSES = new Set([408, 429, 502, 503, 504]);
+
+/** The server answered with an error status, or with an error body under a 2xx status. */
+export class AdminHttpError extends AdminError {
+  constructor(message: string, info: AdminErrorInfo & { status: number }) {
+    super(
+      TRANSIENT_STATUSES.has(info.status) ? 'ADMIN_UNAVAILABLE' : 'ADMIN_HTTP_ERROR',
+      message,
+      info,
+    );
+    this.name = 'AdminHttpError';
+  }
+}
+
+/** The connection could not be made: nothing reached the server. */
+export class AdminConnectionError extends AdminError {
+  constructor(message: string, info: AdminErrorInfo, cause?: unknown) {
+    super('ADMIN_CONNECTION_FAILED', message, info, cause);
+    this.name = 'AdminConnectionError';
+  }
+}
+
+/** The request went out and no answer came back: the server may or may not have applied it. */
+export class AdminNoAnswerError extends AdminError {
+  constructor(message: string, info: AdminErrorInfo, cause?: unknown) {
+    super('ADMIN_NO_ANSWER', message, info, cause);
+    this.name = 'AdminNoAnswerError';
+  }
+}
+
+/** The server answered 2xx with a body that is not the documented shape. */
+export class AdminBadResponseError extends AdminError {
+  constructor(message: string, info: AdminErrorInfo, cause?: unknown) {
+    super('ADMIN_BAD_RESPONSE', message, info, cause);
+    this.name = 'AdminBadResponseError';
+  }
+}
+
+/**
+ * Transient: retrying the same request can help (connection refused, 408, 429, 502, 503, 504).
+ * Permanent: it cannot (400, 401, 403, 404, 409, 413, 422 and other 4xx).
+ * Ambiguous: the request was sent and we do not know what it did (no answer, 500, a bad body):
+ * look before resending anything that is not idempotent.
+ */
+export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof AdminHttpError) {
+    const status = error.status ?? 0;
+    if (TRANSIENT_STATUSES.has(status)) return 'transient';
+    if (status >= 400 && status < 500) return 'permanent';
+    if (status >= 500) return 'ambiguous';
+    // a 2xx carrying an error body: the server said no
+    return 'permanent';
+  }
+  if (error instanceof PorterError) return ERROR_CODES[error.code].kind;
+  return 'permanent';
+}
+
+/** Parses a Retry-After header (seconds or an HTTP date) into milliseconds. */
+export function parseRetryAfter(
+  value: string | string[] | undefined,
+  now = Date.now(),
+): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return undefined;
+  const seconds = Number(text);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
