@@ -1,0 +1,153 @@
+/**
+ * CSV uploads: a header row, then one record per row.
+ *
+ * Records before one that is not valid UTF-8, or cannot be parsed, are still produced; then the
+ * upload stops with PORTER_INPUT_UNREADABLE naming the row and the line it starts on.
+ *
+ * Decisions: blank rows and rows whose cells are all empty are skipped and not counted; a row
+ * with more or fewer cells than the header is an invalid record, not a broken file.
+ */
+import { PorterError } from '../errors/porter-error.js';
+import type { ByteReader } from './byte-source.js';
+import { CsvSyntaxError, physicalRecords, type PhysicalRecord } from './csv-records.js';
+import { detectDelimiter, firstLineEnd } from './detect-delimiter.js';
+import type { RawRecord, RecordSource } from './types.js';
+
+/** How much is read, at most, to find the end of the header line for delimiter detection. */
+const HEADER_PEEK_BYTES = 1024 * 1024;
+
+function isBlank(cells: readonly string[]): boolean {
+  return cells.every((cell) => cell.trim() === '');
+}
+
+function unreadable(
+  message: string,
+  details: Record<string, unknown>,
+  cause?: unknown,
+): PorterError {
+  return new PorterError('PORTER_INPUT_UNREADABLE', message, { details, cause });
+}
+
+const UTF8_ADVICE = 'save the file as UTF-8 and upload it again';
+
+/** Reads the header and returns the records that follow, one per data row. */
+export async function openCsvSource(
+  reader: ByteReader,
+  givenDelimiter?: string,
+): Promise<RecordSource> {
+  const head = await reader.peek(
+    (bytes) => firstLineEnd(bytes) !== -1 || bytes.length >= HEADER_PEEK_BYTES,
+  );
+  const delimiter = givenDelimiter ?? detectDelimiter(head);
+  const physical = physicalRecords(reader, delimiter);
+
+  let header: PhysicalRecord | undefined;
+  let rest: PhysicalRecord[] = [];
+  try {
+    while (header === undefined) {
+      const next = await physical.next();
+      if (next.done === true) break;
+      const at = next.value.findIndex(
+        (record) => record.invalidUtf8 === true || !isBlank(record.cells),
+      );
+      if (at !== -1) {
+        header = next.value[at];
+        rest = next.value.slice(at + 1);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    throw unreadable(
+      `Cannot read the CSV header (line ${error.line}): ${error.reason}.`,
+      { line: error.line, csvCode: error.csvCode },
+      error,
+    );
+  }
+  if (header === undefined) {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      'The CSV upload is empty: it has no header row and no records.',
+    );
+  }
+  if (header.invalidUtf8 === true) {
+    throw unreadable(`The CSV header (line ${header.line}) is not valid UTF-8; ${UTF8_ADVICE}.`, {
+      line: header.line,
+    });
+  }
+  const columns = header.cells;
+  return { format: 'csv', columns, delimiter, records: dataRecords(rest, physical, columns) };
+}
+
+async function* dataRecords(
+  first: PhysicalRecord[],
+  physical: AsyncGenerator<PhysicalRecord[]>,
+  columns: readonly string[],
+): AsyncGenerator<RawRecord[]> {
+  let row = 0;
+  let pendingError: PorterError | undefined;
+  const convert = (batch: readonly PhysicalRecord[]): RawRecord[] => {
+    const records: RawRecord[] = [];
+    for (const physicalRecord of batch) {
+      if (physicalRecord.invalidUtf8 === true) {
+        pendingError = utf8Error(physicalRecord, row + 1, columns);
+        break;
+      }
+      if (isBlank(physicalRecord.cells)) continue;
+      row++;
+      records.push(toRawRecord(physicalRecord, row, columns));
+    }
+    return records;
+  };
+  try {
+    for (let batch = first; ;) {
+      const records = convert(batch);
+      if (records.length > 0) yield records;
+      if (pendingError !== undefined) throw pendingError;
+      const next = await physical.next();
+      if (next.done === true) return;
+      batch = next.value;
+    }
+  } catch (error) {
+    if (!(error instanceof CsvSyntaxError)) throw error;
+    const failedRow = row + 1;
+    throw unreadable(
+      `Cannot read the CSV upload at row ${failedRow} (the record starting on line ${error.line}): ${error.reason}.`,
+      { row: failedRow, line: error.line, csvCode: error.csvCode },
+      error,
+    );
+  } finally {
+    await physical.return(undefined);
+  }
+}
+
+function utf8Error(record: PhysicalRecord, row: number, columns: readonly string[]): PorterError {
+  // csv-parse decoded the bad bytes as U+FFFD; the first cell showing one is the likely culprit
+  const index = record.cells.findIndex((cell) => cell.includes('\uFFFD'));
+  const column = index === -1 ? undefined : (columns[index] ?? `#${index + 1}`);
+  const where = column === undefined ? '' : `, column "${column}",`;
+  return unreadable(
+    `Row ${row} (line ${record.line})${where} is not valid UTF-8; ${UTF8_ADVICE}.`,
+    {
+      row,
+      line: record.line,
+      column,
+    },
+  );
+}
+
+function toRawRecord(record: PhysicalRecord, row: number, columns: readonly string[]): RawRecord {
+  const { cells, line } = record;
+  const input: Record<string, unknown> = {};
+  for (let index = 0; index < cells.length; index++) {
+    input[index < columns.length ? columns[index] : `#${index + 1}`] = cells[index];
+  }
+  if (cells.length === columns.length) return { row, line, input, text: true };
+  const cellCount = `${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}`;
+  return {
+    row,
+    line,
+    input,
+    text: true,
+    problem: { message: `the row has ${cellCount} but the header has ${columns.length} columns` },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The ingest pipeline: parse (CSV / JSON / NDJSON) → map columns → coerce → validate, one
+ * record at a time. Items are produced only as the consumer pulls them, and the upload is read
+ * only as far as needed for that, so memory stays flat whatever the upload's size.
+ */
+import { PorterError } from '../errors/porter-error.js';
+import { ByteReader, type IngestSource } from './byte-source.js';
+import { REPORT_COLUMN_PREFIX } from '../results/report-csv.js';
+import { restoreFormulaCell } from '../results/formula-safe.js';
+import { ColumnResolver, resolveHeader } from './columns.js';
+import { openCsvSource } from './csv-source.js';
+import { detectFormat, firstContentIndex, type InputFormat } from './detect-format.js';
+import { openJsonSource } from './json-source.js';
+import { openNdjsonSource } from './ndjson-source.js';
+import { resolveIngestOptions, type IngestOptions, type IngestSettings } from './options.js';
+import { RecordBuilder } from './record-builder.js';
+import type { IngestHeader, IngestItem, RawRecord } from './types.js';
+import { looksLikeUtf16 } from './utf8.js';
+
+export interface IngestRun {
+  /**
+   * Resolves once the header is read (CSV), or the first record (JSON, NDJSON: `columns` are
+   * its keys). Rejects with the file-level error when the upload is refused before that.
+   */
+  header: Promise<IngestHeader>;
+  /** The items in input order; file-level problems are thrown from here as PorterError. */
+  items: AsyncGenerator<IngestItem>;
+}
+
+interface Opened {
+  header: IngestHeader;
+  /** JSON/NDJSON: the batch read to learn the columns, yielded first. */
+  first?: RawRecord[];
+  records: AsyncGenerator<RawRecord[]>;
+}
+
+const EMPTY_MESSAGES: Readonly<Record<InputFormat, string>> = {
+  csv: 'The CSV upload has a header row but no records.',
+  json: 'The JSON upload is an empty array: it holds no records.',
+  ndjson: 'The NDJSON upload holds no records.',
+};
+
+/**
+ * Starts ingesting an upload. Options and the mapping are checked at once (PorterError
+ * PORTER_USAGE / PORTER_MAPPING_INVALID thrown from this call); reading starts right away but
+ * only up to the header, so `header` can be awaited before iterating `items`. Iterate `items`
+ * to the end, or leave the loop early (which closes the source).
+ */
+export function ingest(source: IngestSource, options: IngestOptions): IngestRun {
+  const settings = resolveIngestOptions(options);
+  const resolver = new ColumnResolver(settings.resource, settings.mapping);
+  const builder = new RecordBuilder(settings, resolver);
+  const reader = new ByteReader(source);
+  const opened = open(reader, settings, resolver);
+  // Both are also awaited by `items`; these handlers only keep an unobserved refusal quiet.
+  opened.catch(() => {});
+  const header = opened.then((state) => state.header);
+  header.catch(() => {});
+  return { header, items: produce(opened, reader, builder) };
+}
+
+async function open(
+  reader: ByteReader,
+  settings: IngestSettings,
+  resolver: ColumnResolver,
+): Promise<Opened> {
+  try {
+    const head = await reader.peek((bytes) => firstContentIndex(bytes) !== -1);
+    if (firstContentIndex(head) === -1) {
+      throw new PorterError('PORTER_INPUT_EMPTY', 'The upload is empty: it holds no records.');
+    }
+    if (looksLikeUtf16(head)) {
+      throw new PorterError(
+        'PORTER_INPUT_UNREADABLE',
+        'The upload is UTF-16 text; only UTF-8 is read. Save the file as UTF-8 and upload it again.',
+        { details: { line: 1 } },
+      );
+    }
+    const format = detectFormat(settings, head);
+    if (format === 'csv') {
+      const source = await openCsvSource(reader, settings.delimiter);
+      const columns = source.columns ?? [];
+      const fields = resolveHeader(columns, resolver);
+      return {
+        header: { format, columns, fields, delimiter: source.delimiter },
+        records: isPorterReport(columns) ? restoreReportCells(source.records) : source.records,
+      };
+    }
+    const source = format === 'json' ? await openJsonSource(reader) : openNdjsonSource(reader);
+    const first = await source.records.next();
+    if (first.done === true) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[format]);
+    const columns = Object.keys(first.value[0].input);
+    const fields: Record<string, string> = {};
+    for (const column of columns) {
+      const target = resolver.resolve(column);
+      if (target.kind === 'field') fields[column] = target.field;
+    }
+    return { header: { format, columns, fields }, first: first.value, records: source.records };
+  } catch (error) {
+    await reader.close();
+    throw error;
+  }
+}
+
+async function* produce(
+  opened: Promise<Opened>,
+  reader: ByteReader,
+  builder: RecordBuilder,
+): AsyncGenerator<IngestItem> {
+  try {
+    const { header, first, records } = await opened;
+    let count = 0;
+    if (first !== undefined) {
+      for (const raw of first) yield builder.build(raw);
+      count += first.length;
+    }
+    for await (const batch of records) {
+      for (const raw of batch) yield builder.build(raw);
+      count += batch.length;
+    }
+    if (count === 0) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[header.format]);
+  } finally {
+    await reader.close();
+  }
+}
+
+/** A CSV that carries porter's own report columns is a report being uploaded again. */
+function isPorterReport(columns: readonly string[]): boolean {
+  return columns.some((column) => column.trim().toLowerCase().startsWith(REPORT_COLUMN_PREFIX));
+}
+
+/** Undoes the quote the report put before cells a spreadsheet would run as formulas. */
+async function* restoreReportCells(
+  batches: AsyncGenerator<RawRecord[]>,
+): AsyncGenerator<RawRecord[]> {
+  for await (const batch of batches) {
+    for (const record of batch) {
+      for (const [column, cell] of Object.entries(record.input)) {
+        if (typeof cell === 'string') record.input[column] = restoreFormulaCell(cell);
+      }
+    }
+    yield batch;
+  }
+}

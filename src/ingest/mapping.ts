@@ -1,0 +1,117 @@
+/**
+ * Mapping files: how the columns of an upload become fields when their names differ from the
+ * field names. Loaded and checked once; every problem is a PORTER_MAPPING_INVALID naming it.
+ *
+ * ```json
+ * { "columns": { "Login": "username", "Team": "groups" },
+ *   "ignore": ["Notes"],
+ *   "defaults": { "type": "General User" } }
+ * ```
+ */
+import { z } from 'zod';
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+
+export interface Mapping {
+  /** Column name (matched case-insensitively) → field name. */
+  columns: Record<string, string>;
+  /** Columns (matched case-insensitively) to skip. */
+  ignore: string[];
+  /** Field → value given to every record that does not carry the field. */
+  defaults: Record<string, unknown>;
+}
+
+const mappingSchema = z.strictObject({
+  description: z.string().optional(),
+  columns: z.record(z.string(), z.string()).optional(),
+  ignore: z.array(z.string()).optional(),
+  defaults: z.record(z.string(), z.unknown()).optional(),
+});
+
+function invalid(problem: string): PorterError {
+  return new PorterError('PORTER_MAPPING_INVALID', `Mapping file: ${problem}`, {
+    details: { problem },
+  });
+}
+
+/** Column names are compared trimmed and case-insensitively, as in headers. */
+export function columnKey(column: string): string {
+  return column.trim().toLowerCase();
+}
+
+/**
+ * Reads a parsed mapping file (`columns`, `ignore`, `defaults`, all optional, plus a free
+ * `description`). With `resource`, field names are checked too (see {@link checkMappingFields}).
+ */
+export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
+  const parsed = mappingSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length === 0 ? 'top level' : issue.path.map(String).join('.');
+    throw invalid(`${where}: ${issue.message}`);
+  }
+  const mapping: Mapping = {
+    columns: parsed.data.columns ?? {},
+    ignore: parsed.data.ignore ?? [],
+    defaults: parsed.data.defaults ?? {},
+  };
+  checkColumns(mapping);
+  if (resource !== undefined) checkMappingFields(mapping, resource);
+  return mapping;
+}
+
+function checkColumns(mapping: Mapping): void {
+  const seen = new Map<string, string>();
+  for (const column of [...Object.keys(mapping.columns), ...mapping.ignore]) {
+    if (column.trim() === '') throw invalid('a column name is empty.');
+    const key = columnKey(column);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      throw invalid(
+        `column "${column}" is listed twice (also as "${earlier}") in "columns"/"ignore"; keep one.`,
+      );
+    }
+    seen.set(key, column);
+  }
+  const byField = new Map<string, string>();
+  for (const [column, field] of Object.entries(mapping.columns)) {
+    const other = byField.get(field);
+    if (other !== undefined) {
+      throw invalid(`columns "${other}" and "${column}" both map to field "${field}"; keep one.`);
+    }
+    byField.set(field, column);
+  }
+}
+
+function unknownField(field: string, resource: ResourceName): string {
+  const fields = Object.keys(RESOURCES[resource].fields);
+  const near = fields.find((name) => name.toLowerCase() === field.toLowerCase());
+  const hint =
+    near === undefined ? `fields of ${resource}: ${fields.join(', ')}` : `did you mean "${near}"?`;
+  return `"${field}" is not a field of ${resource} (${hint}).`;
+}
+
+/**
+ * Checks that mapping targets and defaults name real fields of the resource, and that no
+ * default sets an id, the natural key or a field the service supplies.
+ */
+export function checkMappingFields(mapping: Mapping, resource: ResourceName): void {
+  const descriptor = RESOURCES[resource];
+  const fields = descriptor.fields;
+  for (const [column, field] of Object.entries(mapping.columns)) {
+    if (!Object.hasOwn(fields, field))
+      throw invalid(`column "${column}" maps to ${unknownField(field, resource)}`);
+  }
+  for (const field of Object.keys(mapping.defaults)) {
+    if (!Object.hasOwn(fields, field))
+      throw invalid(`default for ${unknownField(field, resource)}`);
+    if (field === descriptor.idField || field === descriptor.keyField) {
+      throw invalid(
+        `a default for "${field}" would give every record the same ${field}; remove it.`,
+      );
+    }
+    if (descriptor.serviceFields.includes(field)) {
+      throw invalid(`"${field}" is supplied by the service and cannot have a default; remove it.`);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/** Options of one ingest run, with their defaults, checked once before anything is read. */
+import { isResourceName, type ResourceName } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+import { IMPORT_MODES, type ImportMode } from '../model/import.js';
+import type { InputFormat } from './detect-format.js';
+import { INPUT_FORMATS } from './detect-format.js';
+import type { Mapping } from './mapping.js';
+
+export interface IngestOptions {
+  resource: ResourceName;
+  mode: ImportMode;
+  /** Default: from `fileName`'s extension, else `contentType`, else the first non-blank byte ('[' JSON, '{' NDJSON, else CSV). */
+  format?: InputFormat;
+  fileName?: string;
+  contentType?: string;
+  /** CSV cell delimiter: ',', ';', '\t' or '|'. Default: the candidate found most often outside quotes in the header line. */
+  delimiter?: string;
+  /** Separator of list items inside one CSV cell. Default '|'. */
+  listSeparator?: string;
+  /** Column renames, ignored columns and default values (see loadMapping). Default: none. */
+  mapping?: Mapping;
+  /** Whether an empty cell clears a field ("" / [] / {}) instead of leaving it as is. Default false. */
+  emptyAsClear?: boolean;
+}
+
+/** The options with defaults applied. */
+export interface IngestSettings {
+  resource: ResourceName;
+  mode: ImportMode;
+  format?: InputFormat;
+  fileName?: string;
+  contentType?: string;
+  delimiter?: string;
+  listSeparator: string;
+  mapping?: Mapping;
+  emptyAsClear: boolean;
+}
+
+/**
+ * Largest record (CSV value or row, NDJSON line) read before the upload is refused: past it,
+ * a runaway quote or a missing line break would otherwise fill the memory.
+ */
+export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+
+export const CSV_DELIMITERS: readonly string[] = [',', ';', '\t', '|'];
+export const DEFAULT_LIST_SEPARATOR = '|';
+
+/** Spellings of tab that survive a command line or a query string. */
+const TAB_ALIASES = new Set(['\\t', 'tab', 'TAB']);
+
+function usage(message: string): PorterError {
+  return new PorterError('PORTER_USAGE', message);
+}
+
+/** Checks the options and applies defaults; throws PORTER_USAGE naming the bad option. */
+export function resolveIngestOptions(options: IngestOptions): IngestSettings {
+  if (!isResourceName(options.resource)) {
+    throw usage(`Unknown resource "${String(options.resource)}"; use users, groups or acls.`);
+  }
+  if (!IMPORT_MODES.includes(options.mode)) {
+    throw usage(`Unknown mode "${String(options.mode)}"; use ${IMPORT_MODES.join(', ')}.`);
+  }
+  if (options.resource === 'acls' && options.mode === 'delete') {
+    throw usage(
+      'ACLs cannot be deleted through the admin interface (it offers read, create and update only); ' +
+        'remove them in the product itself, or import with mode create, update or upsert.',
+    );
+  }
+  if (options.format !== undefined && !INPUT_FORMATS.includes(options.format)) {
+    throw usage(`Unknown format "${String(options.format)}"; use csv, json or ndjson.`);
+  }
+  let delimiter = options.delimiter;
+  if (delimiter !== undefined && TAB_ALIASES.has(delimiter)) delimiter = '\t';
+  if (delimiter !== undefined && !CSV_DELIMITERS.includes(delimiter)) {
+    throw usage(`Unsupported delimiter ${JSON.stringify(delimiter)}; use ",", ";", tab or "|".`);
+  }
+  const listSeparator = options.listSeparator ?? DEFAULT_LIST_SEPARATOR;
+  if (listSeparator.length === 0) {
+    throw usage('The list separator cannot be empty; the default is "|".');
+  }
+  return {
+    resource: options.resource,
+    mode: options.mode,
+    format: options.format,
+    fileName: options.fileName,
+    contentType: options.contentType,
+    delimiter,
+    listSeparator,
+    mapping: options.mapping,
+    emptyAsClear: options.emptyAsClear ?? false,
+  };
+}

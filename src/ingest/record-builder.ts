@@ -1,0 +1,150 @@
+/**
+ * One raw record → one item: columns to fields, values coerced, empty values handled, mapping
+ * defaults added, keys checked. Every problem of the record is reported, the first one in
+ * `field` / `value`.
+ */
+import { RESOURCES } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+import type { ColumnResolver } from './columns.js';
+import { coerceJson, coerceText } from './coerce.js';
+import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
+import type { IngestSettings } from './options.js';
+import type { IngestItem, RawRecord } from './types.js';
+import { missingKey, recordWarnings } from './validate.js';
+
+interface Problem {
+  field?: string;
+  value?: unknown;
+  /** The problem without the row prefix. */
+  message: string;
+}
+
+function clearedValue(kind: FieldKind): unknown {
+  if (kind === 'stringList' || kind === 'integerList' || kind === 'referenceList') return [];
+  if (kind === 'object') return {};
+  return '';
+}
+
+/** Arrays and objects from defaults are copied so no two records share one. */
+function copy(value: unknown): unknown {
+  return typeof value === 'object' && value !== null ? structuredClone(value) : value;
+}
+
+export class RecordBuilder {
+  private readonly kinds: ReadonlyMap<string, FieldKind>;
+  private readonly defaults: ReadonlyArray<readonly [string, unknown]>;
+  /** Fields an empty value never clears: ids and natural keys name the record, they are not data. */
+  private readonly neverCleared: ReadonlySet<string>;
+
+  constructor(
+    private readonly settings: IngestSettings,
+    private readonly resolver: ColumnResolver,
+  ) {
+    const descriptor = RESOURCES[settings.resource];
+    this.kinds = fieldKinds(settings.resource);
+    this.neverCleared = new Set([descriptor.idField, descriptor.keyField]);
+    this.defaults = this.prepareDefaults();
+  }
+
+  private prepareDefaults(): Array<readonly [string, unknown]> {
+    const prepared: Array<readonly [string, unknown]> = [];
+    for (const [field, given] of Object.entries(this.settings.mapping?.defaults ?? {})) {
+      const kind = this.kinds.get(field);
+      if (kind === undefined) continue; // checked by checkMappingFields already
+      const coerced = coerceJson(kind, given, this.settings.listSeparator);
+      if (coerced.kind === 'invalid') {
+        throw new PorterError(
+          'PORTER_MAPPING_INVALID',
+          `Mapping file: default for "${field}": ${coerced.reason}.`,
+          {
+            details: { field, value: given },
+          },
+        );
+      }
+      if (coerced.kind === 'value') prepared.push([field, coerced.value]);
+    }
+    return prepared;
+  }
+
+  /** The item for one raw record. */
+  build(raw: RawRecord): IngestItem {
+    if (raw.problem !== undefined) return this.invalid(raw, [raw.problem]);
+    const record: Record<string, unknown> = {};
+    const columnOf = new Map<string, string>();
+    const warnings: string[] = [];
+    const problems: Problem[] = [];
+    for (const column of Object.keys(raw.input)) {
+      const given = raw.input[column];
+      const target = this.resolver.resolve(column);
+      if (target.kind === 'ignore') continue;
+      if (target.kind === 'unknown') {
+        problems.push({
+          field: column,
+          value: given,
+          message:
+            `field "${column}" is not a field of ${this.settings.resource}; ` +
+            'rename it, or map or ignore it in a mapping file',
+        });
+        continue;
+      }
+      if (target.kind === 'service') {
+        if (given !== '' && given !== null && given !== undefined) {
+          warnings.push(`column "${column}" is supplied by the service; its value was not sent`);
+        }
+        continue;
+      }
+      const field = target.field;
+      const earlier = columnOf.get(field);
+      if (earlier !== undefined) {
+        problems.push({
+          field,
+          value: given,
+          message: `field "${field}" is given twice ("${earlier}" and "${column}")`,
+        });
+        continue;
+      }
+      columnOf.set(field, column);
+      const kind = this.kinds.get(field) ?? 'string';
+      const coerced = raw.text
+        ? coerceText(kind, given as string, this.settings.listSeparator)
+        : coerceJson(kind, given, this.settings.listSeparator);
+      if (coerced.kind === 'value') record[field] = coerced.value;
+      else if (coerced.kind === 'invalid')
+        problems.push({ field, value: given, message: `field "${field}": ${coerced.reason}` });
+      else if (this.settings.emptyAsClear && !this.neverCleared.has(field)) {
+        if (isClearable(kind)) record[field] = clearedValue(kind);
+        else warnings.push(`field "${field}" is empty and cannot be cleared (${kind}); left as is`);
+      }
+    }
+    for (const [field, value] of this.defaults) {
+      if (!Object.hasOwn(record, field)) record[field] = copy(value);
+    }
+    const missing = missingKey(this.settings.resource, this.settings.mode, record);
+    if (missing !== undefined) {
+      const column = columnOf.get(missing.field);
+      problems.push({
+        field: missing.field,
+        value: column === undefined ? undefined : raw.input[column],
+        message: `field "${missing.field}" ${missing.reason}`,
+      });
+    }
+    if (problems.length > 0) return this.invalid(raw, problems);
+    warnings.push(...recordWarnings(this.settings.resource, record));
+    return { kind: 'record', row: raw.row, line: raw.line, input: raw.input, record, warnings };
+  }
+
+  private invalid(raw: RawRecord, problems: readonly Problem[]): IngestItem {
+    const [first] = problems;
+    const text = problems.map((problem) => problem.message).join('; ');
+    return {
+      kind: 'invalid',
+      row: raw.row,
+      line: raw.line,
+      input: raw.input,
+      errorCode: 'PORTER_ROW_INVALID',
+      field: first.field,
+      value: first.value,
+      error: `row ${raw.row}: ${text}`,
+    };
+  }
+}

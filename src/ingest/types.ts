@@ -1,0 +1,60 @@
+/** What the ingest pipeline hands on, and what its parsers hand to it. */
+import type { InputFormat } from './detect-format.js';
+
+export type IngestItem =
+  | {
+      kind: 'record';
+      /** 1-based record number in the upload, header excluded. */
+      row: number;
+      /** CSV: physical line the record starts on (header is line 1). NDJSON: its line. JSON: absent. */
+      line?: number;
+      /** Columns and values exactly as given, for reports and re-uploads. */
+      input: Record<string, unknown>;
+      /** Coerced fields to send. */
+      record: Record<string, unknown>;
+      warnings: string[];
+    }
+  | {
+      kind: 'invalid';
+      row: number;
+      line?: number;
+      input: Record<string, unknown>;
+      errorCode: 'PORTER_ROW_INVALID';
+      /** The (first) field the error is about. */
+      field?: string;
+      /** Its value as given. */
+      value?: unknown;
+      /** Starts with "row N: ". */
+      error: string;
+    };
+
+export interface IngestHeader {
+  format: InputFormat;
+  /** CSV: the header cells in order. JSON/NDJSON: the keys of the first record. */
+  columns: string[];
+  /** Column → field, for the columns whose values are sent (not ignored, not service-supplied). */
+  fields: Record<string, string>;
+  /** CSV only: the delimiter used, given or detected. */
+  delimiter?: string;
+}
+
+/** One record as a parser read it, before mapping and coercion. */
+export interface RawRecord {
+  row: number;
+  line?: number;
+  input: Record<string, unknown>;
+  /** True when values are CSV text; false for typed JSON values. */
+  text: boolean;
+  /** Why the record cannot be used at all (wrong number of cells, not a JSON object). */
+  problem?: { message: string; field?: string; value?: unknown };
+}
+
+/** A parser opened on an upload: its header (known before the first record) and its records. */
+export interface RecordSource {
+  format: InputFormat;
+  /** CSV header cells; undefined for JSON and NDJSON, which have none. */
+  columns?: string[];
+  delimiter?: string;
+  /** Records in batches (what one chunk of the upload completed), to keep per-record overhead low. */
+  records: AsyncGenerator<RawRecord[]>;
+}
