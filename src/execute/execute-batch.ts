@@ -1,0 +1,301 @@
+/**
+ * Runs the planned calls of one batch and gives back one result per op.
+ *
+ * - transient failure: the same call again, with back-off, honouring Retry-After;
+ * - permanent failure of several records: split (at the server's index when it names one,
+ *   else in halves) until each bad record fails alone and its batch-mates succeed;
+ * - ambiguous failure (sent, no answer): look up what landed, send only what is missing.
+ *
+ * A row is "uncertain" when a call holding it may have been applied: it got no answer,
+ * or an error answer from a server that may apply records before the failing one, or
+ * it was in flight when an earlier run of this batch crashed. Before an uncertain create
+ * or delete is sent again, the server is asked whether it already happened.
+ */
+import type { AdminClient } from '../admin/client.js';
+import { AdminError, classifyFailure } from '../admin/errors.js';
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { findCurrent, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
+import type { RecordLookup } from '../plan/lookup.js';
+import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
+import { retryDelayMs, sleep, type RetryPolicy } from './retry-policy.js';
+
+export interface ExecuteContext {
+  client: AdminClient;
+  resource: ResourceName;
+  lookup: RecordLookup;
+  retry: RetryPolicy;
+  /** Rows that an earlier run of this batch may have sent (from the send journal). */
+  uncertainRows?: Iterable<number>;
+  /** Persists that these rows are about to be sent, so a crash leaves them uncertain. */
+  markSent?: (rows: number[]) => Promise<void>;
+  /** Called on 429 before waiting, so every worker can back off together. */
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
+  /**
+   * Checked before each call: `stop` reports the unsent records unprocessed (cancelled,
+   * failure limit); `pause` leaves them without a result, for a later run of the batch.
+   */
+  stopReason?: () => Promise<StopDecision | undefined>;
+  /** Told the outcome of every write call: answered, or failed as transient or ambiguous. */
+  onCallOutcome?: (failed: boolean, startedAt: number) => Promise<void> | void;
+  /**
+   * A probe of a paused import: one try per call, and a transient failure pauses the batch
+   * again instead of using up the retries.
+   */
+  probe?: boolean;
+  signal?: AbortSignal;
+  random?: () => number;
+  /** Records per call at most (a size the server refused with 413 lowers it). */
+  maxRecordsPerCall?: number;
+}
+
+export interface ExecuteStats {
+  /** Write calls made (PUT, POST, DELETE). */
+  writeCalls: number;
+  /** Reads made to reconcile uncertain records. */
+  reconcileReads: number;
+  /** Smallest number of records in a call the server refused with 413, if any. */
+  tooLargeAt?: number;
+}
+
+export type StopDecision = { kind: 'stop'; code: string; message: string } | { kind: 'pause' };
+
+export interface ExecuteOutcome {
+  /** One result per op, except ops left unsent because the import was paused. */
+  results: DecidedResult[];
+  stats: ExecuteStats;
+  /** The import was paused: ops without a result wait for a later run of the batch. */
+  paused: boolean;
+  /** Write calls that got an answer (any answer, refusals included). */
+  answeredCalls: number;
+}
+
+/** Sends the ops, grouped by method, and returns exactly one result per op. */
+export async function executeOps(
+  ops: readonly PlannedOp[],
+  context: ExecuteContext,
+): Promise<ExecuteOutcome> {
+  const run = new BatchRun(context);
+  const perCall = Math.max(1, context.maxRecordsPerCall ?? Number.POSITIVE_INFINITY);
+  for (const method of ['DELETE', 'POST', 'PUT'] as const) {
+    const group = ops.filter((op) => op.method === method);
+    for (let start = 0; start < group.length && !run.paused; start += perCall) {
+      await run.send(group.slice(start, start + perCall), 1);
+    }
+  }
+  return {
+    results: [...run.results.values()],
+    stats: run.stats,
+    paused: run.paused,
+    answeredCalls: run.answeredCalls,
+  };
+}
+
+class BatchRun {
+  readonly results = new Map<number, DecidedResult>();
+  readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0 };
+  paused = false;
+  answeredCalls = 0;
+  private readonly uncertain: Set<number>;
+  private readonly attempts = new Map<number, number>();
+
+  constructor(private readonly context: ExecuteContext) {
+    this.uncertain = new Set(context.uncertainRows ?? []);
+  }
+
+  /** Sends one group of same-method ops; `attempt` counts tries of this group on transient failures. */
+  async send(ops: PlannedOp[], attempt: number): Promise<void> {
+    if (this.paused) return;
+    const stop = await this.context.stopReason?.();
+    if (stop?.kind === 'pause') {
+      this.paused = true;
+      return;
+    }
+    const pending = await this.reconcile(ops);
+    if (pending.length === 0) return;
+    if (stop) {
+      for (const op of pending) {
+        this.finish(op, { status: 'unprocessed', errorCode: stop.code, error: stop.message });
+      }
+      return;
+    }
+    await this.context.markSent?.(pending.map((op) => op.row));
+    for (const op of pending) this.attempts.set(op.row, (this.attempts.get(op.row) ?? 0) + 1);
+    this.stats.writeCalls++;
+    let answer: Record<string, unknown>[];
+    const startedAt = Date.now();
+    try {
+      answer = await this.context.client.write(
+        this.context.resource,
+        pending[0]!.method,
+        pending.map((op) => op.payload),
+        this.context.signal,
+      );
+    } catch (error) {
+      const kind = error instanceof AdminError ? classifyFailure(error) : 'permanent';
+      if (kind === 'permanent') this.answeredCalls++;
+      await this.context.onCallOutcome?.(kind !== 'permanent', startedAt);
+      await this.handleFailure(pending, attempt, error);
+      return;
+    }
+    this.answeredCalls++;
+    await this.context.onCallOutcome?.(false, startedAt);
+    this.acceptAnswer(pending, answer);
+  }
+
+  private async handleFailure(ops: PlannedOp[], attempt: number, error: unknown): Promise<void> {
+    if (!(error instanceof AdminError)) throw error;
+    const kind = classifyFailure(error);
+    if (kind === 'permanent') {
+      if (error.status === 413 && ops.length > 1) {
+        this.stats.tooLargeAt = Math.min(this.stats.tooLargeAt ?? ops.length, ops.length);
+      }
+      await this.isolate(ops, error);
+      return;
+    }
+    if (kind === 'ambiguous') for (const op of ops) this.uncertain.add(op.row);
+    if (this.context.probe) {
+      // the server still fails: the probe ends, the batch waits for the next one
+      this.paused = true;
+      return;
+    }
+    if (attempt >= this.context.retry.maxAttempts) {
+      for (const op of ops) {
+        this.finish(op, {
+          status: 'unprocessed',
+          errorCode: error.code,
+          error: recordErrorMessage(error),
+        });
+      }
+      return;
+    }
+    if (error.status === 429 && error.retryAfterMs !== undefined) {
+      await this.context.onRateLimited?.(error.retryAfterMs);
+    }
+    await sleep(
+      retryDelayMs(this.context.retry, attempt, error, this.context.random),
+      this.context.signal,
+    );
+    if (kind === 'ambiguous' && ops.length > 1) {
+      // a server that never answers one of these records must not sink the others
+      const middle = Math.ceil(ops.length / 2);
+      await this.send(ops.slice(0, middle), attempt + 1);
+      await this.send(ops.slice(middle), attempt + 1);
+      return;
+    }
+    await this.send(ops, attempt + 1);
+  }
+
+  /** A permanent refusal: fail a lone record, or split the group to find the bad ones. */
+  private async isolate(ops: PlannedOp[], error: AdminError): Promise<void> {
+    if (ops.length === 1) {
+      // the refusal is about this record: nothing of the call was applied
+      await this.failAlone(ops[0]!, error);
+      return;
+    }
+    const index = error.index;
+    const named =
+      index !== undefined && Number.isInteger(index) && index >= 0 && index < ops.length;
+    // records before the failing one may have been applied by a partial server
+    const appliedUpTo = named ? index : ops.length;
+    for (const op of ops.slice(0, appliedUpTo)) this.uncertain.add(op.row);
+    if (named) {
+      await this.send(ops.slice(0, index), 1);
+      await this.send([ops[index]!], 1);
+      await this.send(ops.slice(index + 1), 1);
+      return;
+    }
+    const middle = Math.ceil(ops.length / 2);
+    await this.send(ops.slice(0, middle), 1);
+    await this.send(ops.slice(middle), 1);
+  }
+
+  private async failAlone(op: PlannedOp, error: AdminError): Promise<void> {
+    const wasUncertain = this.uncertain.has(op.row);
+    if (op.action === 'create' && op.knownAbsent && isConflict(error) && wasUncertain) {
+      // an earlier attempt of this import may have created it: look before calling it a conflict
+      const found = await this.find(op);
+      if (found) {
+        this.finish(op, {
+          status: 'succeeded',
+          id: found[RESOURCES[this.context.resource].idField] as string | number,
+        });
+        return;
+      }
+    }
+    if (op.action === 'delete' && isNotFound(error) && wasUncertain) {
+      this.finish(op, { status: 'succeeded', id: op.existingId });
+      return;
+    }
+    this.finish(op, {
+      status: 'failed',
+      errorCode: recordErrorCode(error),
+      error: recordErrorMessage(error),
+      id: op.existingId,
+    });
+  }
+
+  /** For uncertain creates and deletes, asks the server what already happened. */
+  private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
+    const pending: PlannedOp[] = [];
+    for (const op of ops) {
+      if (!this.uncertain.has(op.row) || op.action === 'update') {
+        pending.push(op);
+        continue;
+      }
+      const found = await this.find(op);
+      const idField = RESOURCES[this.context.resource].idField;
+      // a create the planner saw absent and finds now is this import's own
+      if (op.action === 'create' && op.knownAbsent && found) {
+        this.finish(op, { status: 'succeeded', id: found[idField] as string | number });
+      } else if (op.action === 'delete' && !found) {
+        this.finish(op, { status: 'succeeded', id: op.existingId });
+      } else {
+        pending.push(op);
+      }
+    }
+    return pending;
+  }
+
+  private async find(op: PlannedOp): Promise<Record<string, unknown> | undefined> {
+    this.stats.reconcileReads++;
+    const { lookup, resource } = this.context;
+    if (op.action === 'delete') {
+      const id = op.existingId;
+      if (resource === 'users') return lookup.userById(Number(id));
+      if (resource === 'groups') return lookup.groupById(Number(id));
+      return lookup.aclById(String(id));
+    }
+    return findCurrent(resource, op.payload, lookup, true);
+  }
+
+  private acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): void {
+    const { resource } = this.context;
+    const idField = RESOURCES[resource].idField;
+    const byKey = new Map<string, Record<string, unknown>>();
+    for (const record of answer) byKey.set(matchKey(resource, record), record);
+    ops.forEach((op, position) => {
+      const atPosition = answer[position];
+      const wanted = matchKey(resource, op.payload);
+      const record =
+        atPosition && (op.action === 'delete' || matchKey(resource, atPosition) === wanted)
+          ? atPosition
+          : byKey.get(wanted);
+      const id = (record?.[idField] as string | number | undefined) ?? op.existingId;
+      this.finish(op, { status: 'succeeded', id, changed: op.changed });
+    });
+  }
+
+  private finish(
+    op: PlannedOp,
+    result: Partial<DecidedResult> & Pick<DecidedResult, 'status'>,
+  ): void {
+    this.results.set(op.row, {
+      row: op.row,
+      key: op.key,
+      action: op.action,
+      attempts: this.attempts.get(op.row) ?? 0,
+      warnings: op.warnings.length > 0 ? op.warnings : undefined,
+      ...result,
+    });
+  }
+}

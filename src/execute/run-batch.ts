@@ -1,0 +1,276 @@
+/**
+ * One batch job, start to end, free of any queue: read the staged records, skip rows
+ * that already have a result (a batch may run twice), plan, send, and record exactly
+ * one result per row.
+ */
+import type { AdminClient } from '../admin/client.js';
+import type { ImportInfo, ImportState, RecordResult, StagedRecord } from '../model/import.js';
+import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { RecordLookup } from '../plan/lookup.js';
+import { planBatch, type DecidedResult } from '../plan/plan-batch.js';
+import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { failureLimitReason } from './failure-limit.js';
+import { AdminError, classifyFailure } from '../admin/errors.js';
+import { recordErrorMessage } from './record-error.js';
+import type { ImportHealth, ImportRuntime } from '../results/import-runtime.js';
+import { breakerTrips, type BreakerOptions } from './circuit-breaker.js';
+import type { SendJournal } from './send-journal.js';
+
+/** What a batch needs of the result store. */
+export interface BatchStore {
+  get(importId: string): Promise<ImportInfo | undefined>;
+  readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]>;
+  stagedCount(importId: string): Promise<number>;
+  missingRows(importId: string, rows: number[]): Promise<number[]>;
+  recordResults(
+    importId: string,
+    results: RecordResult[],
+  ): Promise<{ written: number; info: ImportInfo }>;
+  transition(
+    importId: string,
+    from: ImportState[],
+    to: ImportState,
+    reason?: string,
+  ): Promise<boolean>;
+}
+
+export interface BatchRef {
+  importId: string;
+  batchIndex: number;
+  /** Index of the batch's first record in the staged list. */
+  start: number;
+  count: number;
+}
+
+export interface BatchDeps {
+  store: BatchStore;
+  runtime: ImportRuntime;
+  health: ImportHealth;
+  breaker: BreakerOptions;
+  journal: SendJournal;
+  client: AdminClient;
+  retry: RetryPolicy;
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
+  signal?: AbortSignal;
+  /** Reads in flight at once while planning. @defaultValue 8 */
+  lookupConcurrency?: number;
+}
+
+export interface BatchReport extends ExecuteStats {
+  batchIndex: number;
+  records: number;
+  /** Rows that already had a result from an earlier run of this batch. */
+  alreadyDone: number;
+  lookupReads: number;
+  counts: Record<RecordResult['status'], number>;
+  /** Set when this batch stopped the import (failure limit): its waiting batches must be dropped. */
+  stoppedImport?: string;
+  /** The import is paused: this batch's unsent records wait for a later run. */
+  paused?: boolean;
+  /** This batch probed a paused import and the server answered: the import runs again. */
+  resumedImport?: boolean;
+}
+
+/** Runs one batch and returns what it did; safe to run again for the same batch. */
+export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchReport> {
+  const { store } = deps;
+  const report: BatchReport = {
+    batchIndex: ref.batchIndex,
+    records: ref.count,
+    alreadyDone: 0,
+    writeCalls: 0,
+    reconcileReads: 0,
+    lookupReads: 0,
+    counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0 },
+  };
+  const info = await store.get(ref.importId);
+  if (!info) return report;
+  const staged = await store.readStaged(ref.importId, ref.start, ref.count);
+  const missing = new Set(
+    await store.missingRows(
+      ref.importId,
+      staged.map((record) => record.row),
+    ),
+  );
+  const todo = staged.filter((record) => missing.has(record.row));
+  report.alreadyDone = staged.length - todo.length;
+  if (todo.length === 0) return report;
+
+  const byRow = new Map(todo.map((record) => [record.row, record]));
+  const save = async (results: DecidedResult[]): Promise<void> => {
+    if (results.length === 0) return;
+    const full = results.map((result) => ({
+      ...result,
+      sourceRow: byRow.get(result.row)?.sourceRow,
+      input: byRow.get(result.row)?.input ?? {},
+    }));
+    const { info: after } = await store.recordResults(ref.importId, full);
+    for (const result of results) report.counts[result.status]++;
+    const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);
+    if (
+      reason &&
+      (await store.transition(ref.importId, ['queued', 'running', 'paused'], 'failed', reason))
+    ) {
+      report.stoppedImport = reason;
+    }
+  };
+
+  const decision = await stopDecisionOf(store, ref.importId);
+  if (decision?.kind === 'stop') {
+    await save(
+      todo.map((record) => ({
+        row: record.row,
+        line: record.line,
+        status: 'unprocessed',
+        errorCode: decision.code,
+        error: decision.message,
+      })),
+    );
+    return report;
+  }
+  // a paused import lets one batch per cool-down probe the server; the others wait
+  const probe = decision?.kind === 'pause';
+  if (probe && !(await deps.health.takeProbe(ref.importId, deps.breaker.cooldownMs))) {
+    report.paused = true;
+    return report;
+  }
+  if (!probe) await store.transition(ref.importId, ['queued'], 'running');
+
+  const onCallOutcome = async (failed: boolean, startedAt = Date.now()): Promise<void> => {
+    const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
+    const why = failed ? breakerTrips(deps.breaker, window) : undefined;
+    if (why) await store.transition(ref.importId, ['queued', 'running'], 'paused', why);
+  };
+  const { resource, mode, allowAdmin } = info.options;
+  const lookup = new RecordLookup({
+    client: deps.client,
+    retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
+    signal: deps.signal,
+    onRateLimited: deps.onRateLimited,
+    onOutcome: async (failed, startedAt) => {
+      await onCallOutcome(failed, startedAt);
+      // reads of a batch stop as soon as the breaker paused the import (a probe reads on)
+      if (failed && !probe && (await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
+        throw new ImportPausedSignal();
+      }
+    },
+  });
+  // rows an earlier run of this batch sent (it crashed, or its job was retried)
+  const sentBefore = new Set(
+    await deps.journal.sentAmong(
+      ref.importId,
+      todo.map((record) => record.row),
+    ),
+  );
+  let plan: Awaited<ReturnType<typeof planBatch>>;
+  try {
+    plan = await planBatch(todo, {
+      sentBefore,
+      resource,
+      mode,
+      allowAdmin,
+      lookup,
+      concurrency: deps.lookupConcurrency,
+    });
+  } catch (error) {
+    if (error instanceof ImportPausedSignal) {
+      report.paused = true;
+      return report;
+    }
+    if (!(error instanceof AdminError) || classifyFailure(error) === 'permanent') throw error;
+    // the server failed every try of a read: count it, and wait if that paused the import
+    await onCallOutcome(true);
+    if ((await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
+      report.paused = true;
+      return report;
+    }
+    // else, as for a call that kept failing: the records are unprocessed, with the last error
+    await save(
+      todo.map((record) => ({
+        row: record.row,
+        line: record.line,
+        status: 'unprocessed',
+        errorCode: error.code,
+        error: `not sent: looking it up failed: ${recordErrorMessage(error)}`,
+        attempts: 0,
+      })),
+    );
+    return report;
+  }
+  await save(plan.decided);
+
+  const rows = plan.ops.map((op) => op.row);
+  const outcome = await executeOps(plan.ops, {
+    client: deps.client,
+    resource,
+    lookup,
+    retry: deps.retry,
+    uncertainRows: rows.filter((row) => sentBefore.has(row)),
+    markSent: (sent) => deps.journal.markSent(ref.importId, sent),
+    onRateLimited: deps.onRateLimited,
+    onCallOutcome,
+    probe,
+    stopReason: async () => {
+      const current = await stopDecisionOf(store, ref.importId);
+      return probe && current?.kind === 'pause' ? undefined : current;
+    },
+    signal: deps.signal,
+    maxRecordsPerCall: await deps.runtime.batchSize(ref.importId),
+  });
+  if (outcome.stats.tooLargeAt !== undefined) {
+    // the server refused this many records in one call: later batches send half as many
+    await deps.runtime.lowerBatchSize(ref.importId, outcome.stats.tooLargeAt / 2);
+  }
+  const lines = new Map(todo.map((record) => [record.row, record.line]));
+  await save(outcome.results.map((result) => ({ ...result, line: lines.get(result.row) })));
+  Object.assign(report, outcome.stats);
+  report.lookupReads = lookup.reads;
+  report.paused = outcome.paused;
+  await deps.runtime.addCalls(ref.importId, report);
+  if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
+    // the server answers again; failures from before now no longer count
+    await deps.health.clear(ref.importId);
+    if (await store.transition(ref.importId, ['paused'], 'running')) report.resumedImport = true;
+  }
+  return report;
+}
+
+/** Whether the import's remaining records may be sent now: stop (final), pause, or go on. */
+async function stopDecisionOf(
+  store: BatchStore,
+  importId: string,
+): Promise<StopDecision | undefined> {
+  const info = await store.get(importId);
+  if (!info)
+    return {
+      kind: 'stop',
+      code: 'PORTER_CANCELLED',
+      message: 'not sent: the import no longer exists',
+    };
+  const why = info.reason ? ` (${info.reason})` : '';
+  if (info.state === 'cancelled') {
+    return {
+      kind: 'stop',
+      code: 'PORTER_CANCELLED',
+      message: `not sent: the import was cancelled${why}`,
+    };
+  }
+  if (FINAL_IMPORT_STATES.has(info.state)) {
+    return {
+      kind: 'stop',
+      code: 'PORTER_FAILURE_LIMIT',
+      message: `not sent: the import ended ${info.state}${why}`,
+    };
+  }
+  if (info.state === 'paused') return { kind: 'pause' };
+  return undefined;
+}
+
+/** Thrown from a read when the import was paused meanwhile: the batch stops and waits. */
+class ImportPausedSignal extends Error {
+  constructor() {
+    super('the import was paused');
+    this.name = 'ImportPausedSignal';
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * Turns one batch of staged records into the calls to make: reads what exists,
+ * resolves names to ids, merges updates, applies the privilege guard, and decides
+ * at once every record that needs no call (not found, unchanged, refused).
+ */
+import type { WriteMethod } from '../admin/client.js';
+import { AdminError, classifyFailure } from '../admin/errors.js';
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { recordErrorCode, recordErrorMessage } from '../execute/record-error.js';
+import type { ImportMode, RecordAction, RecordResult, StagedRecord } from '../model/import.js';
+import { mapConcurrent } from '../util/concurrency.js';
+import { guardUserChange } from './admin-guard.js';
+import type { RecordLookup } from './lookup.js';
+import { mergeRecord } from './merge.js';
+import { resolveReferences, UnresolvedReferenceError } from './resolve-references.js';
+
+/** One record's part in a multi-record call. */
+export interface PlannedOp {
+  row: number;
+  key: string;
+  action: RecordAction;
+  method: WriteMethod;
+  payload: Record<string, unknown>;
+  /** Id of the record this op updates or deletes. */
+  existingId?: string | number;
+  /** The planner saw that no record with this key existed (a create after a lookup). */
+  knownAbsent: boolean;
+  changed?: string[];
+  warnings: string[];
+}
+
+/** A record decided without a call; the caller adds `input`. */
+export type DecidedResult = Omit<RecordResult, 'input'>;
+
+export interface BatchPlan {
+  ops: PlannedOp[];
+  decided: DecidedResult[];
+}
+
+export interface PlanContext {
+  resource: ResourceName;
+  mode: ImportMode;
+  allowAdmin: boolean;
+  lookup: RecordLookup;
+  /** Reads in flight at once. @defaultValue 8 */
+  concurrency?: number;
+  /**
+   * Rows an earlier run of this batch handed to the server (the send journal): a create found
+   * now, or a delete's record gone now, is that run's work, not someone else's.
+   */
+  sentBefore?: ReadonlySet<number>;
+}
+
+type Planned = { op: PlannedOp } | { decided: DecidedResult };
+
+/** Plans one batch; records come back as ops or decided results, one per staged record. */
+export async function planBatch(
+  records: readonly StagedRecord[],
+  context: PlanContext,
+): Promise<BatchPlan> {
+  const firstRowOfKey = new Map<string, number>();
+  const planned = await mapConcurrent(records, context.concurrency ?? 8, (staged) =>
+    planRecord(staged, context).catch((error: unknown) => {
+      if (error instanceof AdminError && classifyFailure(error) === 'permanent') {
+        // the server refuses to look this one record up (a key too long for a URL, …)
+        return {
+          decided: {
+            row: staged.row,
+            line: staged.line,
+            key: naturalKey(context.resource, staged.record),
+            status: 'failed',
+            errorCode: recordErrorCode(error),
+            error: `lookup refused: ${recordErrorMessage(error)}`,
+            attempts: 0,
+          },
+        } satisfies Planned;
+      }
+      if (error instanceof UnresolvedReferenceError) {
+        return {
+          decided: {
+            row: staged.row,
+            line: staged.line,
+            key: naturalKey(context.resource, staged.record),
+            status: 'failed',
+            errorCode: 'PORTER_GROUP_UNRESOLVED',
+            field: error.field,
+            error: `field "${error.field}": ${error.message}`,
+            attempts: 0,
+          },
+        } satisfies Planned;
+      }
+      throw error;
+    }),
+  );
+  const plan: BatchPlan = { ops: [], decided: [] };
+  for (const item of planned) {
+    if ('decided' in item) {
+      plan.decided.push(item.decided);
+      continue;
+    }
+    const earlier = firstRowOfKey.get(item.op.key);
+    if (earlier !== undefined && item.op.method !== 'DELETE') {
+      plan.decided.push({
+        row: item.op.row,
+        key: item.op.key,
+        action: item.op.action,
+        status: 'failed',
+        errorCode: 'PORTER_ROW_INVALID',
+        field: RESOURCES[context.resource].keyField,
+        error: `duplicate of row ${earlier} in the same batch; merge the two rows`,
+        attempts: 0,
+      });
+      continue;
+    }
+    firstRowOfKey.set(item.op.key, item.op.row);
+    plan.ops.push(item.op);
+  }
+  return plan;
+}
+
+async function planRecord(staged: StagedRecord, context: PlanContext): Promise<Planned> {
+  const { resource, mode, lookup } = context;
+  const descriptor = RESOURCES[resource];
+  const warnings = [...(staged.warnings ?? [])];
+  const upload = { ...staged.record };
+  if (upload[descriptor.idField] !== undefined && (resource !== 'acls' || mode === 'create')) {
+    // ids belong to one instance: records are matched by name, never by a carried id,
+    // except an ACL update or upsert, whose id is its key
+    delete upload[descriptor.idField];
+    if (resource === 'acls')
+      warnings.push('id ignored on create; the ACL is matched by groupId and name');
+  }
+  const record = mode === 'delete' ? upload : await resolveReferences(resource, upload, lookup);
+  const key = naturalKey(resource, record);
+  const base = { row: staged.row, line: staged.line, key };
+  const decide = (result: Omit<DecidedResult, 'row' | 'line' | 'key'>): Planned => ({
+    decided: { ...base, attempts: 0, warnings: warnings.length ? warnings : undefined, ...result },
+  });
+
+  // creates look first too: a record that exists already fails ALREADY_EXISTS without a call,
+  // and a create found after an unanswered call is known to be this import's own
+  const current = await findCurrent(resource, record, lookup);
+  const currentId = current?.[descriptor.idField] as string | number | undefined;
+  const sentBefore = context.sentBefore?.has(staged.row) === true;
+  // the privilege guard: a refused user change is decided here, never sent
+  const guard = (
+    action: 'create' | 'update' | 'delete',
+    existing: Record<string, unknown> | undefined,
+  ): Planned | undefined => {
+    if (resource !== 'users') return undefined;
+    const verdict = guardUserChange(action, record, existing, context.allowAdmin);
+    if (verdict.allowed) return undefined;
+    return decide({
+      action,
+      status: 'failed',
+      errorCode: 'PORTER_ADMIN_GUARD',
+      field: action === 'delete' ? undefined : 'type',
+      id: action === 'update' ? currentId : undefined,
+      error: verdict.reason,
+    });
+  };
+
+  if (mode === 'delete') {
+    if (!current) {
+      if (sentBefore) return decide({ action: 'delete', status: 'succeeded', attempts: 1 });
+      return decide({ action: 'delete', status: 'skipped', error: 'not found; nothing to delete' });
+    }
+    const refused = guard('delete', current);
+    if (refused) return refused;
+    return {
+      op: {
+        ...base,
+        action: 'delete',
+        method: 'DELETE',
+        payload: { [descriptor.idField]: currentId },
+        existingId: currentId,
+        knownAbsent: false,
+        warnings,
+      },
+    };
+  }
+
+  if (current && mode === 'create') {
+    if (sentBefore)
+      return decide({ action: 'create', status: 'succeeded', id: currentId, attempts: 1 });
+    return decide({
+      action: 'create',
+      status: 'failed',
+      errorCode: 'ALREADY_EXISTS',
+      id: currentId,
+      error: `${key} already exists`,
+    });
+  }
+  if (!current && (mode === 'update' || (resource === 'acls' && record.id !== undefined))) {
+    return decide({
+      action: 'update',
+      status: 'failed',
+      errorCode: 'NOT_FOUND',
+      error: `${key} does not exist`,
+    });
+  }
+
+  if (!current) {
+    const refused = guard('create', undefined);
+    if (refused) return refused;
+    const payload = { ...record };
+    for (const field of descriptor.serviceFields) delete payload[field];
+    delete payload[descriptor.idField];
+    const method: WriteMethod = mode === 'create' && resource !== 'acls' ? 'POST' : 'PUT';
+    return { op: { ...base, action: 'create', method, payload, knownAbsent: true, warnings } };
+  }
+
+  const refused = guard('update', current);
+  if (refused) return refused;
+  const { payload, changed } = mergeRecord(resource, current, record);
+  if (changed.length === 0) {
+    return decide({ action: 'update', status: 'succeeded', id: currentId, changed: [] });
+  }
+  return {
+    op: {
+      ...base,
+      action: 'update',
+      method: 'PUT',
+      payload,
+      existingId: currentId,
+      knownAbsent: false,
+      changed,
+      warnings,
+    },
+  };
+}
+
+/** Reads the record the upload refers to, or undefined when there is none. */
+export async function findCurrent(
+  resource: ResourceName,
+  record: Record<string, unknown>,
+  lookup: RecordLookup,
+  fresh = false,
+): Promise<Record<string, unknown> | undefined> {
+  if (resource === 'users') return lookup.user(String(record.username), fresh);
+  if (resource === 'groups') return lookup.group(String(record.name), fresh);
+  if (typeof record.id === 'string') return lookup.aclById(record.id);
+  if (typeof record.groupId === 'number' && typeof record.name === 'string') {
+    return lookup.aclByName(record.groupId, record.name, fresh);
+  }
+  return undefined;
+}
+
+/** The key that matches a record sent with the record the server answered: ACLs by groupId and name. */
+export function matchKey(resource: ResourceName, record: Record<string, unknown>): string {
+  if (resource === 'acls') return `${String(record.groupId ?? '')}:${String(record.name ?? '')}`;
+  return naturalKey(resource, record);
+}
+
+/** The key a result is reported under: username, group name, or ACL id / groupId:name. */
+export function naturalKey(resource: ResourceName, record: Record<string, unknown>): string {
+  if (resource === 'users') return String(record.username ?? '');
+  if (resource === 'groups') return String(record.name ?? '');
+  if (typeof record.id === 'string' && record.id !== '') return record.id;
+  return `${String(record.groupId ?? '')}:${String(record.name ?? '')}`;
+}

@@ -1,0 +1,143 @@
+/** How import state, results and staged records are written as Redis strings and read back. */
+import {
+  RESULT_STATUSES,
+  type ImportInfo,
+  type ImportOptions,
+  type ImportState,
+  type RecordResult,
+  type ResultStatus,
+  type StagedRecord,
+} from '../model/import.js';
+
+/** Meta fields porter keeps beside ImportInfo; not part of the shared vocabulary. */
+export interface ImportMetaExtras {
+  /** When the import first went `running`. */
+  startedAt?: string;
+  /** Final, and every record has a result (or it failed while receiving). */
+  settled: boolean;
+  /** Highest row number with a result, for reading results before the total is known. */
+  maxRow: number;
+  /** The total as stored: -1 until the upload is received. */
+  storedTotal: number;
+}
+
+/** A Redis hash reply (HGETALL), flat [field, value, ...] from Lua or an object from ioredis. */
+export function hashFromReply(reply: unknown): Record<string, string> {
+  if (!Array.isArray(reply)) return (reply ?? {}) as Record<string, string>;
+  const hash: Record<string, string> = {};
+  for (let index = 0; index + 1 < reply.length; index += 2) {
+    hash[String(reply[index])] = String(reply[index + 1]);
+  }
+  return hash;
+}
+
+/** Meta hash fields for a new import. */
+export function encodeNewMeta(init: {
+  id: string;
+  options: ImportOptions;
+  source?: string;
+  retryOf?: string;
+  columns?: string[];
+  now: string;
+}): string[] {
+  const fields = [
+    'id',
+    init.id,
+    'state',
+    'receiving',
+    'options',
+    JSON.stringify(init.options),
+    'createdAt',
+    init.now,
+    'updatedAt',
+    init.now,
+    'total',
+    '-1',
+    'batches',
+    '0',
+    'maxRow',
+    '0',
+    'columns',
+    JSON.stringify(init.columns ?? []),
+  ];
+  if (init.source !== undefined) fields.push('source', init.source);
+  if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
+  return fields;
+}
+
+function countsFromHash(counts: Record<string, string>): Record<ResultStatus, number> {
+  const parsed = {} as Record<ResultStatus, number>;
+  for (const status of RESULT_STATUSES) parsed[status] = Number(counts[status] ?? 0) || 0;
+  return parsed;
+}
+
+/** ImportInfo from the meta and counts hashes; undefined when the import does not exist. */
+export function decodeImportInfo(
+  meta: Record<string, string>,
+  countsHash: Record<string, string>,
+): ImportInfo | undefined {
+  if (meta.id === undefined || meta.state === undefined) return undefined;
+  const counts = countsFromHash(countsHash);
+  const total = Number(meta.total ?? -1);
+  const info: ImportInfo = {
+    id: meta.id,
+    state: meta.state as ImportState,
+    options: JSON.parse(meta.options ?? '{}') as ImportOptions,
+    createdAt: meta.createdAt ?? '',
+    updatedAt: meta.updatedAt ?? meta.createdAt ?? '',
+    // The shared type has no "unknown" total; 0 while receiving, the state says why.
+    total: total < 0 ? 0 : total,
+    batches: Number(meta.batches ?? 0),
+    counts,
+    done: RESULT_STATUSES.reduce((sum, status) => sum + counts[status], 0),
+    columns: JSON.parse(meta.columns ?? '[]') as string[],
+    settled: meta.settled === '1',
+  };
+  if (meta.reason !== undefined) info.reason = meta.reason;
+  if (meta.source !== undefined) info.source = meta.source;
+  if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
+  if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
+  return info;
+}
+
+export function decodeMetaExtras(meta: Record<string, string>): ImportMetaExtras {
+  const extras: ImportMetaExtras = {
+    settled: meta.settled === '1',
+    maxRow: Number(meta.maxRow ?? 0),
+    storedTotal: Number(meta.total ?? -1),
+  };
+  if (meta.startedAt !== undefined) extras.startedAt = meta.startedAt;
+  return extras;
+}
+
+/**
+ * A result as stored: without `row` (it is the hash field) and with `status` first, so a
+ * status filter can read it without parsing the whole JSON.
+ */
+export function encodeResult(result: RecordResult): string {
+  const { row: _row, status, ...rest } = result;
+  return JSON.stringify({ status, ...rest });
+}
+
+const STATUS_PREFIX = '{"status":"';
+
+/** The status of a stored result, read from its first characters. */
+export function storedStatus(json: string): ResultStatus {
+  if (json.startsWith(STATUS_PREFIX)) {
+    const end = json.indexOf('"', STATUS_PREFIX.length);
+    return json.slice(STATUS_PREFIX.length, end) as ResultStatus;
+  }
+  return (JSON.parse(json) as { status: ResultStatus }).status;
+}
+
+export function decodeResult(row: number, json: string): RecordResult {
+  return { row, ...(JSON.parse(json) as Omit<RecordResult, 'row'>) };
+}
+
+export function encodeStaged(record: StagedRecord): string {
+  return JSON.stringify(record);
+}
+
+export function decodeStaged(json: string): StagedRecord {
+  return JSON.parse(json) as StagedRecord;
+}

@@ -1,0 +1,38 @@
+/** Where an import lives in Redis: one place that spells every key and channel. */
+
+/** The keys of one import, in the order every import script takes them. */
+export interface ImportKeys {
+  /** Hash: state, options, timestamps, total, batches, columns. */
+  meta: string;
+  /** Hash: result status → number of rows with that status. */
+  counts: string;
+  /** Hash: row number → compact result JSON. */
+  results: string;
+  /** List of staged record JSON strings, in upload order, until the import settles. */
+  staged: string;
+}
+
+export function importKeys(prefix: string, importId: string): ImportKeys {
+  const base = `${prefix}:import:${importId}`;
+  return {
+    meta: `${base}:meta`,
+    counts: `${base}:counts`,
+    results: `${base}:results`,
+    staged: `${base}:staged`,
+  };
+}
+
+/** The four keys as the KEYS array of a script (meta, counts, results, staged). */
+export function importKeyList(keys: ImportKeys): string[] {
+  return [keys.meta, keys.counts, keys.results, keys.staged];
+}
+
+/** Sorted set of import ids scored by creation time (ms), for listing. */
+export function importIndexKey(prefix: string): string {
+  return `${prefix}:imports`;
+}
+
+/** Pub/sub channel where a small JSON message announces final and settled imports. */
+export function importEventsChannel(prefix: string): string {
+  return `${prefix}:import-events`;
+}

@@ -1,0 +1,182 @@
+/** Reading imports back: info, the index, results in input order chunk by chunk, progress. */
+import type { Redis } from 'ioredis';
+import type { ImportInfo, ImportState, RecordResult, ResultStatus } from '../model/import.js';
+import {
+  decodeImportInfo,
+  decodeMetaExtras,
+  decodeResult,
+  hashFromReply,
+  storedStatus,
+} from './import-codec.js';
+import { importNotFound } from './import-errors.js';
+import { importIndexKey, importKeys, type ImportKeys } from './import-keys.js';
+
+export interface ImportProgress {
+  id: string;
+  state: ImportState;
+  /** False while the upload is still being received (total is 0 then). */
+  totalKnown: boolean;
+  total: number;
+  done: number;
+  counts: Record<ResultStatus, number>;
+  /** Final, and every record has its result: the report is complete. */
+  settled: boolean;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Results per second since the first batch started (since creation before that). */
+  ratePerSecond: number;
+  /** Seconds left at that rate, when the total is known and the rate is not zero. */
+  etaSeconds?: number;
+}
+
+async function readMeta(
+  redis: Redis,
+  keys: ImportKeys,
+): Promise<{ meta: Record<string, string>; counts: Record<string, string> }> {
+  const replies = (await redis.multi().hgetall(keys.meta).hgetall(keys.counts).exec()) ?? [];
+  const [[metaError, meta] = [], [countsError, counts] = []] = replies;
+  if (metaError || countsError) throw metaError ?? countsError;
+  return { meta: hashFromReply(meta), counts: hashFromReply(counts) };
+}
+
+/** The import's info, read in one MULTI so state and counts belong together. */
+export async function readImportInfo(
+  redis: Redis,
+  keys: ImportKeys,
+): Promise<ImportInfo | undefined> {
+  const { meta, counts } = await readMeta(redis, keys);
+  return decodeImportInfo(meta, counts);
+}
+
+/** Imports newest first; ids whose keys expired are removed from the index on the way. */
+export async function listImports(
+  redis: Redis,
+  prefix: string,
+  options: { limit?: number; offset?: number },
+): Promise<ImportInfo[]> {
+  const limit = Math.max(1, options.limit ?? 50);
+  const offset = Math.max(0, options.offset ?? 0);
+  const index = importIndexKey(prefix);
+  const ids = await redis.zrevrange(index, offset, offset + limit - 1);
+  if (ids.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const id of ids) {
+    const keys = importKeys(prefix, id);
+    pipeline.hgetall(keys.meta).hgetall(keys.counts);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  const infos: ImportInfo[] = [];
+  const expired: string[] = [];
+  ids.forEach((id, position) => {
+    const [metaError, meta] = replies[position * 2] ?? [];
+    const [countsError, counts] = replies[position * 2 + 1] ?? [];
+    if (metaError || countsError) throw metaError ?? countsError;
+    const info = decodeImportInfo(hashFromReply(meta), hashFromReply(counts));
+    if (info) infos.push(info);
+    else expired.push(id);
+  });
+  if (expired.length > 0) await redis.zrem(index, ...expired);
+  return infos;
+}
+
+/**
+ * Drops the index entries of expired imports among the `count` oldest, so the index does not
+ * grow forever when nobody pages through old imports. Bounded work; run on create.
+ */
+export async function pruneImportIndex(redis: Redis, prefix: string, count = 10): Promise<void> {
+  const index = importIndexKey(prefix);
+  const oldest = await redis.zrange(index, 0, String(count - 1));
+  if (oldest.length === 0) return;
+  const pipeline = redis.pipeline();
+  for (const id of oldest) pipeline.exists(importKeys(prefix, id).meta);
+  const replies = (await pipeline.exec()) ?? [];
+  const expired = oldest.filter((_, position) => replies[position]?.[1] === 0);
+  if (expired.length > 0) await redis.zrem(index, ...expired);
+}
+
+/** Progress of an import, or undefined when it does not exist. */
+export async function readImportProgress(
+  redis: Redis,
+  keys: ImportKeys,
+  nowMs: number = Date.now(),
+): Promise<ImportProgress | undefined> {
+  const { meta, counts } = await readMeta(redis, keys);
+  const info = decodeImportInfo(meta, counts);
+  if (!info) return undefined;
+  const extras = decodeMetaExtras(meta);
+  const startMs = Date.parse(extras.startedAt ?? info.createdAt);
+  const endMs = info.finishedAt ? Date.parse(info.finishedAt) : nowMs;
+  const elapsedSeconds = Math.max((endMs - startMs) / 1000, 0.001);
+  const ratePerSecond = info.done / elapsedSeconds;
+  const progress: ImportProgress = {
+    id: info.id,
+    state: info.state,
+    totalKnown: extras.storedTotal >= 0,
+    total: info.total,
+    done: info.done,
+    counts: info.counts,
+    settled: extras.settled,
+    ratePerSecond,
+  };
+  if (extras.startedAt) progress.startedAt = extras.startedAt;
+  if (info.finishedAt) progress.finishedAt = info.finishedAt;
+  if (progress.totalKnown && !extras.settled && ratePerSecond > 0) {
+    progress.etaSeconds = Math.max(info.total - info.done, 0) / ratePerSecond;
+  }
+  return progress;
+}
+
+function rowRange(first: number, last: number): string[] {
+  const rows: string[] = [];
+  for (let row = first; row <= last; row++) rows.push(String(row));
+  return rows;
+}
+
+/**
+ * Results in input order: HMGET of rows 1..total (or up to the highest row seen, before the
+ * total is known) in chunks, the next chunk fetched while the current one is consumed.
+ */
+export async function* readResults(
+  redis: Redis,
+  importId: string,
+  keys: ImportKeys,
+  options: { status?: readonly ResultStatus[]; chunkSize?: number } = {},
+): AsyncGenerator<RecordResult> {
+  const chunkSize = Math.max(1, Math.floor(options.chunkSize ?? 1000));
+  const wanted = options.status ? new Set<ResultStatus>(options.status) : undefined;
+  const { meta } = await readMeta(redis, keys);
+  if (meta.id === undefined) throw importNotFound(importId);
+  const { settled, storedTotal, maxRow } = decodeMetaExtras(meta);
+  const last = Math.max(storedTotal, maxRow);
+  const fetchChunk = (first: number): Promise<(string | null)[]> =>
+    redis.hmget(keys.results, ...rowRange(first, Math.min(last, first + chunkSize - 1)));
+
+  let pending = last >= 1 ? fetchChunk(1) : undefined;
+  for (let first = 1; pending; first += chunkSize) {
+    const values = await pending;
+    const next = first + chunkSize;
+    pending = next <= last ? fetchChunk(next) : undefined;
+    // A consumer that stops early leaves the prefetch unawaited; keep it from going unhandled.
+    pending?.catch(() => {});
+    for (let offset = 0; offset < values.length; offset++) {
+      const row = first + offset;
+      const json = values[offset];
+      if (json === null || json === undefined) {
+        if (settled && (!wanted || wanted.has('unprocessed'))) yield lostResult(row);
+        continue;
+      }
+      if (wanted && !wanted.has(storedStatus(json))) continue;
+      yield decodeResult(row, json);
+    }
+  }
+}
+
+function lostResult(row: number): RecordResult {
+  return {
+    row,
+    status: 'unprocessed',
+    errorCode: 'PORTER_INTERNAL',
+    error: 'no result was recorded for this row; import it again',
+    input: {},
+  };
+}

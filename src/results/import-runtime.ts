@@ -1,0 +1,189 @@
+/**
+ * What workers learn about an import while it runs, shared across workers: the batch size the
+ * server accepts, and call counters. Kept beside the import's other keys, with the same TTL.
+ */
+import type { Redis } from 'ioredis';
+
+const LOWER = `
+local current = tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
+local wanted = tonumber(ARGV[1])
+if current == nil or wanted < current then redis.call('HSET', KEYS[1], 'batchSize', wanted) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
+`;
+
+export interface CallCounters {
+  writeCalls: number;
+  reconcileReads: number;
+  lookupReads: number;
+}
+
+export class ImportRuntime {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private key(importId: string): string {
+    return `${this.prefix}:import:${importId}:runtime`;
+  }
+
+  /** Records per call the server accepts for this import, once a 413 taught it; else undefined. */
+  async batchSize(importId: string): Promise<number | undefined> {
+    const value = await this.redis.hget(this.key(importId), 'batchSize');
+    return value === null ? undefined : Number(value);
+  }
+
+  /** Lowers the working batch size (never raises it); returns the size now in force. */
+  async lowerBatchSize(importId: string, size: number): Promise<number> {
+    const wanted = Math.max(1, Math.floor(size));
+    return Number(await this.redis.eval(LOWER, 1, this.key(importId), wanted, this.ttlSeconds));
+  }
+
+  /** Adds a batch's calls to the import's totals. */
+  async addCalls(importId: string, counters: CallCounters): Promise<void> {
+    const key = this.key(importId);
+    await this.redis
+      .multi()
+      .hincrby(key, 'writeCalls', counters.writeCalls)
+      .hincrby(key, 'reconcileReads', counters.reconcileReads)
+      .hincrby(key, 'lookupReads', counters.lookupReads)
+      .expire(key, this.ttlSeconds)
+      .exec();
+  }
+
+  /** The import's call totals so far. */
+  async calls(importId: string): Promise<CallCounters> {
+    const values = await this.redis.hmget(
+      this.key(importId),
+      'writeCalls',
+      'reconcileReads',
+      'lookupReads',
+    );
+    const [writeCalls, reconcileReads, lookupReads] = values.map((value) => Number(value ?? 0));
+    return {
+      writeCalls: writeCalls ?? 0,
+      reconcileReads: reconcileReads ?? 0,
+      lookupReads: lookupReads ?? 0,
+    };
+  }
+}
+
+const RECORD_CALL = `
+local bucket = ARGV[1]
+-- a call started before the last resume says nothing about the server now
+local reset = tonumber(redis.call('HGET', KEYS[1], 'resetAt') or '0')
+if tonumber(ARGV[5]) >= reset then
+  redis.call('HINCRBY', KEYS[1], bucket .. ':calls', 1)
+  if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], bucket .. ':failures', 1) end
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local calls, failures = 0, 0
+local oldest = tonumber(bucket) - tonumber(ARGV[3]) + 1
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local b, kind = string.match(all[i], '^(%d+):(%a+)$')
+  if b and tonumber(b) >= oldest then
+    if kind == 'calls' then calls = calls + tonumber(all[i + 1]) else failures = failures + tonumber(all[i + 1]) end
+  elseif b then
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+return { calls, failures }
+`;
+
+/** Seconds per health bucket: the window is counted in buckets of this size. */
+const BUCKET_MS = 5_000;
+
+/** Health of the calls an import made: a sliding window of calls and failures, in Redis. */
+export class ImportHealth {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(importId: string): string {
+    return `${this.prefix}:import:${importId}:health`;
+  }
+
+  /** Counts one call and returns the window's totals. */
+  async record(
+    importId: string,
+    failed: boolean,
+    windowMs: number,
+    startedAt: number,
+    now = Date.now(),
+  ): Promise<{ calls: number; failures: number }> {
+    const buckets = Math.max(1, Math.ceil(windowMs / BUCKET_MS));
+    const [calls, failures] = (await this.redis.eval(
+      RECORD_CALL,
+      1,
+      this.key(importId),
+      Math.floor(now / BUCKET_MS),
+      failed ? '1' : '0',
+      buckets,
+      windowMs + BUCKET_MS,
+      startedAt,
+    )) as [number, number];
+    return { calls, failures };
+  }
+
+  /** Forgets the window (after a resume): calls that started before now no longer count. */
+  async clear(importId: string, now = Date.now()): Promise<void> {
+    await this.redis
+      .multi()
+      .unlink(this.key(importId), `${this.key(importId)}:probe`)
+      .hset(this.key(importId), 'resetAt', now)
+      .pexpire(this.key(importId), 24 * 3600 * 1000)
+      .exec();
+  }
+
+  /** One probe per cool-down: true for the batch that may try the server. */
+  async takeProbe(importId: string, cooldownMs: number): Promise<boolean> {
+    return (
+      (await this.redis.set(`${this.key(importId)}:probe`, '1', 'PX', cooldownMs, 'NX')) === 'OK'
+    );
+  }
+}
+
+const CLAIM_KEYS = `
+local firsts = {}
+for i = 1, #ARGV - 1, 2 do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
+    firsts[#firsts + 1] = 0
+  else
+    firsts[#firsts + 1] = tonumber(redis.call('HGET', KEYS[1], ARGV[i]))
+  end
+end
+redis.call('EXPIRE', KEYS[1], 86400)
+return firsts
+`;
+
+/** The natural keys an upload has shown so far, to find a record given twice while receiving. */
+export class UploadKeys {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(importId: string): string {
+    return `${this.prefix}:import:${importId}:keys`;
+  }
+
+  /** For each record, the row that showed its key first, or undefined when it is the first. */
+  async claim(
+    importId: string,
+    records: readonly { key: string; row: number }[],
+  ): Promise<(number | undefined)[]> {
+    if (records.length === 0) return [];
+    const args = records.flatMap((record) => [record.key, String(record.row)]);
+    const firsts = (await this.redis.eval(CLAIM_KEYS, 1, this.key(importId), ...args)) as number[];
+    return firsts.map((first) => (first === 0 ? undefined : first));
+  }
+
+  /** Forgets the keys once the upload is received. */
+  async release(importId: string): Promise<void> {
+    await this.redis.unlink(this.key(importId));
+  }
+}

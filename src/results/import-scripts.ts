@@ -1,0 +1,241 @@
+/**
+ * The Lua scripts that keep an import consistent. Each runs atomically in Redis, so
+ * concurrent workers can neither count a row twice nor race a state change.
+ *
+ * Every import script takes KEYS = meta, counts, results, staged (see import-keys.ts)
+ * and ARGV[1..3] = ttl seconds, now (ISO), events channel.
+ */
+import type { ChainableCommander, Redis } from 'ioredis';
+
+/** Helpers shared by the scripts that can move an import to a final or settled state. */
+const PRELUDE = `
+local FINAL = { completed = true, completed_with_errors = true, failed = true, cancelled = true }
+local ACTIVE = { queued = true, running = true, paused = true }
+local ttl, now, channel = ARGV[1], ARGV[2], ARGV[3]
+
+local function refresh_ttl()
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+
+local function publish(id, state, settled)
+  redis.call('PUBLISH', channel, cjson.encode({ id = id, state = state, settled = settled }))
+end
+
+-- An import settles once it is final and every record has a result: staged records go and
+-- every key keeps the TTL from now. An active import whose last result is in becomes completed
+-- or completed_with_errors here. An import that failed while receiving never learns its total
+-- and settles at once; one cancelled while receiving waits, as markReceived may still follow.
+local function settle()
+  local m = redis.call('HMGET', KEYS[1], 'id', 'state', 'total', 'settled')
+  local id, state, total = m[1], m[2], tonumber(m[3]) or -1
+  if not state or m[4] == '1' then return false end
+  local c = redis.call('HMGET', KEYS[2], 'succeeded', 'failed', 'skipped', 'unprocessed')
+  local bad = (tonumber(c[2]) or 0) + (tonumber(c[4]) or 0)
+  local done = (tonumber(c[1]) or 0) + (tonumber(c[3]) or 0) + bad
+  if ACTIVE[state] then
+    if total < 0 or done < total then return false end
+    state = bad == 0 and 'completed' or 'completed_with_errors'
+    redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', now, 'finishedAt', now)
+    redis.call('HDEL', KEYS[1], 'reason')
+  elseif not FINAL[state] then
+    return false
+  elseif total >= 0 then
+    if done < total then return false end
+  elseif state ~= 'failed' then
+    return false
+  end
+  redis.call('HSET', KEYS[1], 'settled', '1')
+  redis.call('UNLINK', KEYS[4])
+  refresh_ttl()
+  publish(id, state, true)
+  return true
+end
+`;
+
+/** KEYS + index; ARGV: ttl, now, channel, score, id, meta field/value pairs. 1 = created, 0 = id taken. */
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('HSET', KEYS[2], 'succeeded', 0, 'failed', 0, 'skipped', 0, 'unprocessed', 0)
+redis.call('ZADD', KEYS[5], ARGV[4], ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1
+`;
+
+/** ARGV: ttl, now, channel, staged JSON... Appends only while receiving: -1 missing, -2 wrong state. */
+const STAGE = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return -1 end
+if state ~= 'receiving' then return -2 end
+local length = redis.call('RPUSH', KEYS[4], unpack(ARGV, 4))
+refresh_ttl()
+return length
+`;
+
+/**
+ * ARGV: ttl, now, channel, total, batches. receiving → queued with the total; an import cancelled
+ * meanwhile keeps its state but learns the total. Returns {meta, counts}, -1 missing, -2 when
+ * already received with another total.
+ */
+const MARK_RECEIVED = `
+local m = redis.call('HMGET', KEYS[1], 'state', 'total', 'settled')
+local state, stored = m[1], tonumber(m[2]) or -1
+if not state then return -1 end
+local total = tonumber(ARGV[4])
+if state == 'receiving' then
+  redis.call('HSET', KEYS[1], 'state', 'queued', 'total', total, 'batches', ARGV[5], 'updatedAt', now)
+elseif stored < 0 and m[3] ~= '1' then
+  redis.call('HSET', KEYS[1], 'total', total, 'batches', ARGV[5], 'updatedAt', now)
+elseif stored >= 0 and stored ~= total then
+  return -2
+end
+refresh_ttl()
+settle()
+return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
+`;
+
+/** ARGV: ttl, now, channel, to, reason ('' = none), from states... 1 = moved, 0 = refused, -1 missing. */
+const TRANSITION = `
+local m = redis.call('HMGET', KEYS[1], 'id', 'state')
+local id, state = m[1], m[2]
+if not state then return -1 end
+if FINAL[state] then return 0 end
+local allowed = false
+for i = 6, #ARGV do
+  if ARGV[i] == state then allowed = true end
+end
+if not allowed then return 0 end
+local to, reason = ARGV[4], ARGV[5]
+redis.call('HSET', KEYS[1], 'state', to, 'updatedAt', now)
+if reason ~= '' then
+  redis.call('HSET', KEYS[1], 'reason', reason)
+else
+  redis.call('HDEL', KEYS[1], 'reason')
+end
+if to == 'running' then redis.call('HSETNX', KEYS[1], 'startedAt', now) end
+if FINAL[to] then redis.call('HSET', KEYS[1], 'finishedAt', now) end
+refresh_ttl()
+if not settle() and FINAL[to] then publish(id, to, false) end
+return 1
+`;
+
+/**
+ * ARGV: ttl, now, channel, then (row, status, json) triples. A row's result is written once
+ * (HSETNX) and only a newly written result is counted, so a batch that runs twice counts once.
+ * Returns {written, meta, counts}, or nil when the import does not exist.
+ */
+const RECORD_RESULTS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local written, max_row, added = 0, 0, {}
+for i = 4, #ARGV, 3 do
+  if redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2]) == 1 then
+    written = written + 1
+    added[ARGV[i + 1]] = (added[ARGV[i + 1]] or 0) + 1
+    local row = tonumber(ARGV[i])
+    if row > max_row then max_row = row end
+  end
+end
+for status, n in pairs(added) do redis.call('HINCRBY', KEYS[2], status, n) end
+if written > 0 then
+  redis.call('HSET', KEYS[1], 'updatedAt', now)
+  if max_row > (tonumber(redis.call('HGET', KEYS[1], 'maxRow')) or 0) then
+    redis.call('HSET', KEYS[1], 'maxRow', max_row)
+  end
+end
+refresh_ttl()
+settle()
+return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
+`;
+
+/** KEYS: meta; ARGV: field/value pairs. Updates only an existing import: 1 = done, 0 = missing. */
+const UPDATE_META = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`;
+
+/** KEYS: results; ARGV: rows. Returns the rows without a result, without shipping result JSON. */
+const MISSING_ROWS = `
+local missing = {}
+for i = 1, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then missing[#missing + 1] = ARGV[i] end
+end
+return missing
+`;
+
+interface ScriptDefinition {
+  command: string;
+  numberOfKeys: number;
+  lua: string;
+  readOnly?: boolean;
+}
+
+// Command names carry a porter prefix because the connection may be shared with other modules.
+const SCRIPTS = {
+  create: { command: 'porterImportCreate', numberOfKeys: 5, lua: CREATE },
+  stage: { command: 'porterImportStage', numberOfKeys: 4, lua: PRELUDE + STAGE },
+  markReceived: {
+    command: 'porterImportMarkReceived',
+    numberOfKeys: 4,
+    lua: PRELUDE + MARK_RECEIVED,
+  },
+  transition: { command: 'porterImportTransition', numberOfKeys: 4, lua: PRELUDE + TRANSITION },
+  recordResults: {
+    command: 'porterImportRecordResults',
+    numberOfKeys: 4,
+    lua: PRELUDE + RECORD_RESULTS,
+  },
+  updateMeta: { command: 'porterImportUpdateMeta', numberOfKeys: 1, lua: UPDATE_META },
+  missingRows: {
+    command: 'porterImportMissingRows',
+    numberOfKeys: 1,
+    lua: MISSING_ROWS,
+    readOnly: true,
+  },
+} as const satisfies Record<string, ScriptDefinition>;
+
+export type ImportScriptName = keyof typeof SCRIPTS;
+export type ScriptArg = string | number;
+
+type ScriptCommand = (...args: ScriptArg[]) => unknown;
+
+/** Registers the scripts on a connection; ioredis then sends EVALSHA and falls back to EVAL. */
+export function defineImportScripts(redis: Redis): void {
+  for (const script of Object.values(SCRIPTS) as ScriptDefinition[]) {
+    redis.defineCommand(script.command, {
+      numberOfKeys: script.numberOfKeys,
+      lua: script.lua,
+      readOnly: script.readOnly ?? false,
+    });
+  }
+}
+
+function commandOf(target: Redis | ChainableCommander, name: ImportScriptName): ScriptCommand {
+  // defineCommand adds methods at runtime that ioredis' types cannot know about.
+  const command = (target as unknown as Record<string, ScriptCommand | undefined>)[
+    SCRIPTS[name].command
+  ];
+  if (!command) throw new Error(`import script ${name} is not defined on this connection`);
+  return command;
+}
+
+/** Runs one script; the reply is checked by the caller. */
+export async function runImportScript(
+  redis: Redis,
+  name: ImportScriptName,
+  keys: string[],
+  args: ScriptArg[],
+): Promise<unknown> {
+  return commandOf(redis, name).call(redis, ...keys, ...args);
+}
+
+/** Queues one script on a pipeline. */
+export function queueImportScript(
+  pipeline: ChainableCommander,
+  name: ImportScriptName,
+  keys: string[],
+  args: ScriptArg[],
+): void {
+  commandOf(pipeline, name).call(pipeline, ...keys, ...args);
+}

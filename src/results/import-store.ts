@@ -1,0 +1,339 @@
+/**
+ * Import state, staged records and per-record results in Redis. Every state change and every
+ * result write is one Lua script (import-scripts.ts), so workers on any number of machines can
+ * share an import without counting a row twice or racing a state change.
+ */
+import type { Redis } from 'ioredis';
+import { PorterError } from '../errors/porter-error.js';
+import {
+  FINAL_IMPORT_STATES,
+  type ImportInfo,
+  type ImportOptions,
+  type ImportState,
+  type RecordResult,
+  type ResultStatus,
+  type StagedRecord,
+} from '../model/import.js';
+import { chunks } from './chunks.js';
+import {
+  decodeImportInfo,
+  decodeStaged,
+  encodeNewMeta,
+  encodeStaged,
+  hashFromReply,
+} from './import-codec.js';
+import { importNotFound, importStateConflict } from './import-errors.js';
+import { IMPORT_ID_PATTERN, isValidImportId, newImportId } from './import-id.js';
+import {
+  importEventsChannel,
+  importIndexKey,
+  importKeyList,
+  importKeys,
+  type ImportKeys,
+} from './import-keys.js';
+import {
+  listImports,
+  pruneImportIndex,
+  readImportInfo,
+  readImportProgress,
+  readResults,
+  type ImportProgress,
+} from './import-reader.js';
+import {
+  defineImportScripts,
+  queueImportScript,
+  runImportScript,
+  type ScriptArg,
+} from './import-scripts.js';
+import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
+
+export interface ImportStoreOptions {
+  /** Connection used for every command; the store registers its Lua scripts on it. */
+  redis: Redis;
+  /** Key prefix (PORTER_PREFIX). */
+  prefix: string;
+  /** Seconds an import's keys live after its last write. Default 7 days. */
+  ttlSeconds?: number;
+}
+
+export interface CreateImportInit {
+  /** A chosen id; default a new sortable one. */
+  id?: string;
+  options: ImportOptions;
+  source?: string;
+  retryOf?: string;
+  columns?: string[];
+}
+
+export interface ReadResultsOptions {
+  /** Only results with one of these statuses. Default all. */
+  status?: readonly ResultStatus[];
+  /** Rows read per Redis round trip. Default 1000. */
+  chunkSize?: number;
+}
+
+const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** Staged records per script call. */
+const STAGE_CHUNK = 1000;
+const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused'];
+
+/** Import state, staged records, per-record results and counters of every import. */
+export class ImportStore {
+  readonly prefix: string;
+  readonly ttlSeconds: number;
+  private readonly redis: Redis;
+
+  constructor(options: ImportStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = options.prefix;
+    this.ttlSeconds = Math.max(1, Math.round(options.ttlSeconds ?? DEFAULT_TTL_SECONDS));
+    defineImportScripts(this.redis);
+  }
+
+  /** The Redis keys of one import. */
+  keys(importId: string): ImportKeys {
+    return importKeys(this.prefix, importId);
+  }
+
+  /** Creates an import in state `receiving`. */
+  async create(init: CreateImportInit): Promise<ImportInfo> {
+    const id = init.id ?? newImportId();
+    if (!isValidImportId(id)) {
+      throw new PorterError('PORTER_USAGE', `import id must match ${IMPORT_ID_PATTERN.source}`);
+    }
+    const nowMs = Date.now();
+    const meta = encodeNewMeta({ ...init, id, now: new Date(nowMs).toISOString() });
+    const keys = [...importKeyList(this.keys(id)), importIndexKey(this.prefix)];
+    const args = [...this.commonArgs(), nowMs, id, ...meta];
+    if ((await runImportScript(this.redis, 'create', keys, args)) !== 1) {
+      throw new PorterError('PORTER_CONFLICT', `an import with id ${id} already exists`);
+    }
+    await pruneImportIndex(this.redis, this.prefix);
+    return this.require(id);
+  }
+
+  /** The import, or undefined when it does not exist (or expired). */
+  async get(importId: string): Promise<ImportInfo | undefined> {
+    if (!isValidImportId(importId)) return undefined;
+    return readImportInfo(this.redis, this.keys(importId));
+  }
+
+  /** Imports newest first; ids whose keys expired are dropped from the index on the way. */
+  async list(options: { limit?: number; offset?: number } = {}): Promise<ImportInfo[]> {
+    return listImports(this.redis, this.prefix, options);
+  }
+
+  /** Records the upload's column order, for reports. */
+  async setColumns(importId: string, columns: readonly string[]): Promise<void> {
+    const keys = [this.keys(importId).meta];
+    const args = ['columns', JSON.stringify(columns)];
+    if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /** Appends valid records in upload order, only while `receiving`. Returns the staged count. */
+  async stage(importId: string, items: readonly StagedRecord[]): Promise<number> {
+    if (items.length === 0) return this.stagedCount(importId);
+    const keys = importKeyList(this.keys(importId));
+    const pipeline = this.redis.pipeline();
+    for (const part of chunks(items, STAGE_CHUNK)) {
+      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encodeStaged)]);
+    }
+    let length = 0;
+    for (const [error, reply] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      if (reply === -1) throw importNotFound(importId);
+      if (reply === -2) {
+        const state = await this.getState(importId);
+        throw importStateConflict(importId, state, 'records can only be staged while receiving');
+      }
+      length = Number(reply);
+    }
+    return length;
+  }
+
+  /** Staged records from position `start` (0-based), at most `count`; none once settled. */
+  async readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]> {
+    if (count <= 0) return [];
+    const items = await this.redis.lrange(this.keys(importId).staged, start, start + count - 1);
+    return items.map(decodeStaged);
+  }
+
+  async stagedCount(importId: string): Promise<number> {
+    return this.redis.llen(this.keys(importId).staged);
+  }
+
+  /**
+   * The upload is whole: receiving → queued with its total (invalid records included).
+   * Finalizes at once when every record already has a result. An import cancelled meanwhile
+   * stays cancelled but learns its total, so it settles once its batches report every row
+   * `unprocessed`. Calling it again with the same total changes nothing.
+   */
+  async markReceived(
+    importId: string,
+    received: { total: number; batches: number },
+  ): Promise<ImportInfo> {
+    if (!Number.isSafeInteger(received.total) || received.total < 0) {
+      throw new PorterError('PORTER_INTERNAL', 'an import total must be a whole number ≥ 0', {
+        details: { importId, value: received.total },
+      });
+    }
+    const keys = importKeyList(this.keys(importId));
+    const args = [...this.commonArgs(), received.total, received.batches];
+    const reply = await runImportScript(this.redis, 'markReceived', keys, args);
+    if (reply === -1) throw importNotFound(importId);
+    if (reply === -2) {
+      const state = await this.getState(importId);
+      throw importStateConflict(importId, state, 'it was already received with another total');
+    }
+    const [meta, counts] = reply as [unknown, unknown];
+    return this.infoFrom(importId, meta, counts);
+  }
+
+  /**
+   * Atomic compare-and-set of the state: moves to `to` only from one of `from`, never out of a
+   * final state. Sets updatedAt, finishedAt on final states, and the reason (cleared if none).
+   */
+  async transition(
+    importId: string,
+    from: readonly ImportState[],
+    to: ImportState,
+    reason?: string,
+  ): Promise<boolean> {
+    const keys = importKeyList(this.keys(importId));
+    const args = [...this.commonArgs(), to, reason ?? '', ...from];
+    const reply = await runImportScript(this.redis, 'transition', keys, args);
+    if (reply === -1) throw importNotFound(importId);
+    return reply === 1;
+  }
+
+  /**
+   * Writes each row's result once and counts only new ones (`written`); the import becomes
+   * completed or completed_with_errors when its last result arrives.
+   */
+  async recordResults(
+    importId: string,
+    results: readonly RecordResult[],
+  ): Promise<{ written: number; info: ImportInfo }> {
+    const keys = this.keys(importId);
+    const { written, hashes } = await writeResults(this.redis, importId, keys, results, () =>
+      this.commonArgs(),
+    );
+    const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
+    return { written, info };
+  }
+
+  /** The rows among these that have no result yet, in the order given. */
+  async missingRows(importId: string, rows: readonly number[]): Promise<number[]> {
+    return findMissingRows(this.redis, this.keys(importId), rows);
+  }
+
+  /**
+   * Cancels an import that is not final: state `cancelled` at once. Its rows without a result
+   * still get one (`unprocessed`, PORTER_CANCELLED) from the workers or recordUnprocessed.
+   */
+  async cancel(importId: string, reason = 'cancelled on request'): Promise<ImportInfo> {
+    await this.transition(importId, NON_FINAL_STATES, 'cancelled', reason);
+    return this.require(importId);
+  }
+
+  /** queued/running → paused. False when the import is in another state. */
+  async pause(importId: string, reason: string): Promise<boolean> {
+    return this.transition(importId, ['queued', 'running'], 'paused', reason);
+  }
+
+  /** paused → running (queued when no batch had started). False when it was not paused. */
+  async resume(importId: string): Promise<boolean> {
+    const startedAt = await this.redis.hget(this.keys(importId).meta, 'startedAt');
+    return this.transition(importId, ['paused'], startedAt ? 'running' : 'queued');
+  }
+
+  /** The state alone, cheap enough to ask before every batch. */
+  async getState(importId: string): Promise<ImportState | undefined> {
+    const state = await this.redis.hget(this.keys(importId).meta, 'state');
+    return (state ?? undefined) as ImportState | undefined;
+  }
+
+  async isCancelled(importId: string): Promise<boolean> {
+    return (await this.getState(importId)) === 'cancelled';
+  }
+
+  async isFinal(importId: string): Promise<boolean> {
+    const state = await this.getState(importId);
+    return state !== undefined && FINAL_IMPORT_STATES.has(state);
+  }
+
+  /**
+   * Results in input order, read chunk by chunk. Rows without a result are skipped while the
+   * import is unsettled; once settled, a missing row (lost bookkeeping) comes out `unprocessed`
+   * with PORTER_INTERNAL, so a report still has one line per record.
+   */
+  results(importId: string, options: ReadResultsOptions = {}): AsyncGenerator<RecordResult> {
+    return readResults(this.redis, importId, this.keys(importId), options);
+  }
+
+  /** Done, total, counts, settled, and the rate since the first batch started. */
+  async progress(importId: string): Promise<ImportProgress> {
+    const progress = await readImportProgress(this.redis, this.keys(importId));
+    if (!progress) throw importNotFound(importId);
+    return progress;
+  }
+
+  /**
+   * Gives every staged record without a result an `unprocessed` result, e.g. after a cancel
+   * whose batch jobs were removed from the queue. Safe beside running workers. Returns how many.
+   */
+  async recordUnprocessed(
+    importId: string,
+    why: { errorCode: string; error: string },
+  ): Promise<number> {
+    let written = 0;
+    for (let start = 0; ; start += RESULT_CHUNK) {
+      const staged = await this.readStaged(importId, start, RESULT_CHUNK);
+      const missing = new Set(
+        await this.missingRows(
+          importId,
+          staged.map((item) => item.row),
+        ),
+      );
+      const results: RecordResult[] = staged
+        .filter((item) => missing.has(item.row))
+        .map((item) => ({
+          row: item.row,
+          ...(item.line === undefined ? {} : { line: item.line }),
+          status: 'unprocessed',
+          errorCode: why.errorCode,
+          error: why.error,
+          input: item.input,
+        }));
+      if (results.length > 0) written += (await this.recordResults(importId, results)).written;
+      if (staged.length < RESULT_CHUNK) return written;
+    }
+  }
+
+  /** Removes every key of the import. True when it existed. */
+  async delete(importId: string): Promise<boolean> {
+    const [removed] = await Promise.all([
+      this.redis.unlink(...importKeyList(this.keys(importId))),
+      this.redis.zrem(importIndexKey(this.prefix), importId),
+    ]);
+    return removed > 0;
+  }
+
+  private commonArgs(): ScriptArg[] {
+    return [this.ttlSeconds, new Date().toISOString(), importEventsChannel(this.prefix)];
+  }
+
+  private async require(importId: string): Promise<ImportInfo> {
+    const info = await this.get(importId);
+    if (!info) throw importNotFound(importId);
+    return info;
+  }
+
+  private infoFrom(importId: string, meta: unknown, counts: unknown): ImportInfo {
+    const info = decodeImportInfo(hashFromReply(meta), hashFromReply(counts));
+    if (!info) throw importNotFound(importId);
+    return info;
+  }
+}

@@ -1,0 +1,66 @@
+/** Writing per-record results: once per row, counted once, in script-sized chunks. */
+import type { Redis } from 'ioredis';
+import { PorterError } from '../errors/porter-error.js';
+import { RESULT_STATUSES, type RecordResult } from '../model/import.js';
+import { chunks } from './chunks.js';
+import { encodeResult } from './import-codec.js';
+import { importNotFound } from './import-errors.js';
+import { importKeyList, type ImportKeys } from './import-keys.js';
+import { runImportScript, type ScriptArg } from './import-scripts.js';
+
+/** Results per script call: large enough for throughput, small enough not to block Redis. */
+export const RESULT_CHUNK = 1000;
+
+/** A result with a bad row or status would corrupt the counters; refuse it before Redis. */
+export function assertValidResult(result: RecordResult): void {
+  if (!Number.isSafeInteger(result.row) || result.row < 1) {
+    throw new PorterError('PORTER_INTERNAL', 'result row must be a positive integer', {
+      details: { row: result.row },
+    });
+  }
+  if (!RESULT_STATUSES.includes(result.status)) {
+    throw new PorterError('PORTER_INTERNAL', `unknown result status ${String(result.status)}`, {
+      details: { row: result.row, value: result.status },
+    });
+  }
+}
+
+/**
+ * Runs the record script chunk by chunk. Returns how many results were new and the
+ * meta/counts hashes the last chunk saw (undefined when there was nothing to write).
+ */
+export async function writeResults(
+  redis: Redis,
+  importId: string,
+  keys: ImportKeys,
+  results: readonly RecordResult[],
+  commonArgs: () => ScriptArg[],
+): Promise<{ written: number; hashes?: [unknown, unknown] }> {
+  results.forEach(assertValidResult);
+  let written = 0;
+  let hashes: [unknown, unknown] | undefined;
+  for (const part of chunks(results, RESULT_CHUNK)) {
+    const args = commonArgs();
+    for (const result of part) args.push(result.row, result.status, encodeResult(result));
+    const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
+    if (reply === null) throw importNotFound(importId);
+    const [count, meta, counts] = reply as [number, unknown, unknown];
+    written += Number(count);
+    hashes = [meta, counts];
+  }
+  return hashes ? { written, hashes } : { written };
+}
+
+/** The rows among these without a result, in the order given; no result JSON is transferred. */
+export async function findMissingRows(
+  redis: Redis,
+  keys: ImportKeys,
+  rows: readonly number[],
+): Promise<number[]> {
+  const missing: number[] = [];
+  for (const part of chunks(rows, RESULT_CHUNK)) {
+    const reply = await runImportScript(redis, 'missingRows', [keys.results], part);
+    for (const row of reply as Array<string | number>) missing.push(Number(row));
+  }
+  return missing;
+}

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_RETRY_POLICY } from '../../src/execute/retry-policy.js';
+import { executeOps } from '../../src/execute/execute-batch.js';
+import { RecordLookup } from '../../src/plan/lookup.js';
+import { planBatch } from '../../src/plan/plan-batch.js';
+import type { StagedRecord } from '../../src/model/import.js';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
+
+const retry = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1, maxDelayMs: 5 };
+let sandbox: TestSandbox;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+});
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+const BAD_ROWS = new Set([137, 512, 990]);
+
+function users(prefix: string, n: number): StagedRecord[] {
+  return Array.from({ length: n }, (_, index) => {
+    const row = index + 1;
+    // a group id that does not exist: the server refuses that record
+    const record = BAD_ROWS.has(row)
+      ? { username: `${prefix}${row}`, groups: [987_654] }
+      : { username: `${prefix}${row}` };
+    return { row, input: { username: `${prefix}${row}` }, record };
+  });
+}
+
+describe.each(['atomic', 'partial'] as const)(
+  'a 1,000-record batch with 3 bad records (%s server)',
+  (batchFailure) => {
+    it.each(['create', 'upsert'] as const)(
+      '%s: 997 succeeded, 3 failed with the server reason, calls within k·log2(n)',
+      async (mode) => {
+        sandbox.sandbox.setFaults({ batchFailure });
+        const prefix = `${batchFailure}.${mode}.`;
+        const lookup = new RecordLookup({ client: sandbox.client, retry });
+        const plan = await planBatch(users(prefix, 1_000), {
+          resource: 'users',
+          mode,
+          allowAdmin: false,
+          lookup,
+        });
+        expect(plan.ops).toHaveLength(1_000);
+        const { results, stats } = await executeOps(plan.ops, {
+          client: sandbox.client,
+          resource: 'users',
+          lookup,
+          retry,
+        });
+        const byStatus = new Map<string, typeof results>();
+        for (const result of results)
+          byStatus.set(result.status, [...(byStatus.get(result.status) ?? []), result]);
+        expect(byStatus.get('succeeded')?.length).toBe(997);
+        expect(
+          byStatus
+            .get('failed')
+            ?.map((result) => result.row)
+            .sort((a, b) => a - b),
+        ).toEqual([...BAD_ROWS]);
+        for (const failed of byStatus.get('failed') ?? []) expect(failed.error).toMatch(/987654/);
+        const bound = 1 + BAD_ROWS.size * Math.ceil(Math.log2(1_000));
+        console.log(
+          `${batchFailure} ${mode}: ${stats.writeCalls} write calls (bound ${bound}), ${stats.reconcileReads} reconcile reads`,
+        );
+        expect(stats.writeCalls).toBeLessThanOrEqual(bound);
+        // exactly the good records exist, once each
+        const created = sandbox.store.users().filter((user) => user.username?.startsWith(prefix));
+        expect(created).toHaveLength(997);
+        expect(new Set(created.map((user) => user.username)).size).toBe(997);
+      },
+    );
+  },
+);
