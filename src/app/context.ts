@@ -1,0 +1,140 @@
+/**
+ * Everything a porter process shares: configuration, Redis, the result store, the queues
+ * and the admin client. The CLI, the HTTP API and the workers build one and close it once.
+ */
+import type { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { AdminClient } from '../admin/client.js';
+import type { Env } from '../config/env.js';
+import { SendJournal } from '../execute/send-journal.js';
+import { ExportStore } from '../export/export-store.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../execute/retry-policy.js';
+import {
+  createImportQueue,
+  enqueueBatches,
+  type ImportBatchJobData,
+} from '../queue/import-queue.js';
+import { createExportQueue, type ExportJobData } from '../queue/export-queue.js';
+import type { BreakerOptions } from '../execute/circuit-breaker.js';
+import { ImportHealth, ImportRuntime, UploadKeys } from '../results/import-runtime.js';
+import { ImportStore } from '../results/import-store.js';
+import { RequestGate } from '../queue/request-gate.js';
+import { assertRedisAnswers } from '../util/redis.js';
+import { createLogger, type Logger } from '../util/logger.js';
+import type { BatchRef } from '../execute/run-batch.js';
+
+export interface PorterContext {
+  readonly env: Env;
+  readonly logger: Logger;
+  /** Commands: results, state, staging. */
+  readonly redis: Redis;
+  /** The connection BullMQ builds its own from. */
+  readonly bullConnection: Redis;
+  readonly store: ImportStore;
+  readonly journal: SendJournal;
+  readonly runtime: ImportRuntime;
+  readonly health: ImportHealth;
+  readonly uploadKeys: UploadKeys;
+  readonly breaker: BreakerOptions;
+  readonly importQueue: Queue<ImportBatchJobData>;
+  /** Export state and progress. */
+  readonly exportStore: ExportStore;
+  /** Export runs and the schedulers that make them. */
+  readonly exportQueue: Queue<ExportJobData>;
+  readonly retryPolicy: RetryPolicy;
+  /** Shared rate cap and 429 back-off of every request to the admin server. */
+  readonly requestGate: RequestGate;
+  enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
+  /** A new admin client from the environment (the caller closes it). */
+  createAdminClient(): AdminClient;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  logger?: Logger;
+  /** Check Redis first and fail with one clear line when it does not answer. @defaultValue true */
+  checkRedis?: boolean;
+}
+
+export async function createPorterContext(
+  env: Env,
+  options: ContextOptions = {},
+): Promise<PorterContext> {
+  const logger = options.logger ?? createLogger({ level: env.LOG_LEVEL });
+  if (options.checkRedis ?? true) await assertRedisAnswers(env.REDIS_URL);
+  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 20 });
+  const bullConnection = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  for (const connection of [redis, bullConnection]) {
+    connection.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  }
+  const ttlSeconds = Math.round(env.PORTER_RESULT_TTL_DAYS * 24 * 3600);
+  const store = new ImportStore({ redis, prefix: env.PORTER_PREFIX, ttlSeconds });
+  const journal = new SendJournal(redis, env.PORTER_PREFIX, ttlSeconds);
+  const runtime = new ImportRuntime(redis, env.PORTER_PREFIX, ttlSeconds);
+  const health = new ImportHealth(redis, env.PORTER_PREFIX);
+  const uploadKeys = new UploadKeys(redis, env.PORTER_PREFIX);
+  const breaker: BreakerOptions = {
+    threshold: env.PORTER_BREAKER_THRESHOLD,
+    minCalls: env.PORTER_BREAKER_MIN_CALLS,
+    windowMs: env.PORTER_BREAKER_WINDOW_MS,
+    cooldownMs: env.PORTER_BREAKER_COOLDOWN_MS,
+  };
+  const importQueue = createImportQueue({
+    connection: bullConnection,
+    prefix: env.PORTER_PREFIX,
+    failedJobTtlSeconds: ttlSeconds,
+  });
+  const requestGate = new RequestGate(redis, env.PORTER_PREFIX, env.PORTER_MAX_RPS);
+  const exportStore = new ExportStore({ redis, prefix: env.PORTER_PREFIX, ttlSeconds });
+  const exportQueue = createExportQueue({
+    connection: bullConnection,
+    prefix: env.PORTER_PREFIX,
+    jobTtlSeconds: ttlSeconds,
+  });
+  const retryPolicy: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    maxAttempts: env.PORTER_MAX_ATTEMPTS,
+    baseDelayMs: env.PORTER_RETRY_BASE_MS,
+    maxDelayMs: env.PORTER_RETRY_MAX_MS,
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    env,
+    logger,
+    redis,
+    bullConnection,
+    store,
+    journal,
+    runtime,
+    health,
+    uploadKeys,
+    breaker,
+    importQueue,
+    exportStore,
+    exportQueue,
+    retryPolicy,
+    requestGate,
+    enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
+    createAdminClient: () =>
+      new AdminClient({
+        baseUrl: env.ADMIN_BASE_URL,
+        auth: {
+          apiKey: env.ADMIN_API_KEY,
+          user: env.ADMIN_USER,
+          password: env.ADMIN_PASSWORD,
+          userPasswordMode: env.ADMIN_AUTH_MODE,
+        },
+        requestTimeoutMs: env.ADMIN_TIMEOUT_MS,
+        connectTimeoutMs: env.ADMIN_CONNECT_TIMEOUT_MS,
+        headers: env.ADMIN_EXTRA_HEADERS,
+        beforeRequest: (signal) => requestGate.beforeRequest(signal),
+      }),
+    close: () => {
+      closing ??= (async () => {
+        await Promise.all([importQueue.close(), exportQueue.close()]);
+        await Promise.allSettled([redis.quit(), bullConnection.quit()]);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/** Import use cases shared by the CLI and the HTTP API: submit, follow, cancel, report. */
+import type { Writable } from 'node:stream';
+import { PorterError } from '../errors/porter-error.js';
+import type { ImportInfo, ResultStatus } from '../model/import.js';
+import { writeCsvReport, writeJsonReport } from '../results/index.js';
+import { submitImport, type SubmitImportRequest } from '../imports/submit-import.js';
+import { dropPendingBatches, promoteDelayedBatches } from '../queue/pending-batches.js';
+import { FINAL_IMPORT_STATES } from '../model/import.js';
+import type { PorterContext } from './context.js';
+
+export type ReportFormat = 'csv' | 'json';
+
+/** Receives an upload and queues it; `onCreated` fires with the id before the upload is read. */
+export function startImport(
+  context: PorterContext,
+  request: SubmitImportRequest,
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  return submitImport(request, {
+    store: context.store,
+    keys: context.uploadKeys,
+    enqueue: (refs) => context.enqueueBatches(refs),
+    onCreated,
+  });
+}
+
+/** The import, or PORTER_NOT_FOUND. */
+export async function requireImport(context: PorterContext, importId: string): Promise<ImportInfo> {
+  const info = await context.store.get(importId);
+  if (!info) {
+    throw new PorterError(
+      'PORTER_NOT_FOUND',
+      `no import ${importId} (results expire after ${context.env.PORTER_RESULT_TTL_DAYS} days)`,
+    );
+  }
+  return info;
+}
+
+export interface ImportDescription extends ImportInfo {
+  progress: { percent: number; ratePerSecond: number; etaSeconds?: number };
+  /** Calls made to the admin server so far. */
+  calls: { writeCalls: number; lookupReads: number; reconcileReads: number };
+}
+
+/** The import with its progress (rate, ETA) and the calls it made so far. */
+export async function describeImport(
+  context: PorterContext,
+  importId: string,
+): Promise<ImportDescription> {
+  const info = await requireImport(context, importId);
+  const [progress, calls] = await Promise.all([
+    context.store.progress(importId),
+    context.runtime.calls(importId),
+  ]);
+  const percent = info.total > 0 ? Math.round((1000 * info.done) / info.total) / 10 : 0;
+  return {
+    ...info,
+    progress: {
+      percent,
+      ratePerSecond: Math.round(progress.ratePerSecond),
+      etaSeconds: progress.etaSeconds,
+    },
+    calls,
+  };
+}
+
+/** Streams an import's per-record report in input order. */
+export async function writeReport(
+  context: PorterContext,
+  importId: string,
+  out: Writable,
+  options: { format: ReportFormat; status?: ResultStatus[] },
+): Promise<number> {
+  const info = await requireImport(context, importId);
+  const results = context.store.results(importId, { status: options.status });
+  if (options.format === 'json') return writeJsonReport(results, out);
+  // a report of the failed records lists the input columns first, ready to fix and upload again
+  const inputFirst =
+    options.status !== undefined && options.status.every((status) => status !== 'succeeded');
+  return writeCsvReport(results, out, { columns: info.columns, inputFirst });
+}
+
+/** Whether any worker listens on the import queue (for a hint when nothing moves). */
+export async function workersRunning(context: PorterContext): Promise<boolean> {
+  const workers = await context.importQueue.getWorkers();
+  return workers.length > 0;
+}
+
+/**
+ * Cancels an import: no batch not yet started is ever sent. Batches still waiting in the
+ * queue are removed and their records reported `unprocessed` at once; a batch in a worker's
+ * hand stops before its next call.
+ */
+export async function cancelImport(
+  context: PorterContext,
+  importId: string,
+  reason?: string,
+): Promise<ImportInfo> {
+  const info = await requireImport(context, importId);
+  if (FINAL_IMPORT_STATES.has(info.state)) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${importId} already ended ${info.state}; nothing to cancel`,
+    );
+  }
+  await context.store.cancel(importId, reason);
+  await dropPendingBatches(context.importQueue, context, importId, {
+    errorCode: 'PORTER_CANCELLED',
+    error: 'not sent: the import was cancelled',
+  });
+  return requireImport(context, importId);
+}
+
+/** Resumes a paused import at once: its waiting batches run now, without waiting for a probe. */
+export async function resumeImport(context: PorterContext, importId: string): Promise<ImportInfo> {
+  const info = await requireImport(context, importId);
+  if (info.state !== 'paused') {
+    throw new PorterError('PORTER_CONFLICT', `import ${importId} is ${info.state}, not paused`);
+  }
+  // forget the failures first: a call that failed before the resume must not pause it again
+  await context.health.clear(importId);
+  await context.store.resume(importId);
+  await promoteDelayedBatches(context.importQueue, context.store, importId);
+  return requireImport(context, importId);
+}
+
+/**
+ * Starts a new import of exactly the records of an ended import that have one of these
+ * statuses, read as they were first read (same options and mapping), linked to it by
+ * `retryOf`; each result carries the record's row in the first upload as `sourceRow`.
+ */
+export async function retryImport(
+  context: PorterContext,
+  importId: string,
+  statuses: ResultStatus[] = ['failed', 'unprocessed'],
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  const original = await requireImport(context, importId);
+  if (!original.settled) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${importId} is still ${original.state}; retry it once it has ended`,
+    );
+  }
+  const selected = statuses.reduce((sum, status) => sum + original.counts[status], 0);
+  if (selected === 0) {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      `import ${importId} has no ${statuses.join(' or ')} records to retry`,
+    );
+  }
+  const results = context.store.results(importId, { status: statuses });
+  // NDJSON keeps typed JSON values as they were, and reads CSV text the way CSV does
+  async function* lines(): AsyncGenerator<string> {
+    for await (const result of results) {
+      yield `${JSON.stringify({ ...result.input, porter_sourceRow: String(result.sourceRow ?? result.row) })}\n`;
+    }
+  }
+  return startImport(
+    context,
+    {
+      options: original.options,
+      source: lines(),
+      fileName: `retry-of-${importId}.ndjson`,
+      format: 'ndjson',
+      retryOf: importId,
+    },
+    onCreated,
+  );
+}

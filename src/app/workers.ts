@@ -1,0 +1,112 @@
+/** Starts the workers of one process over a porter context, and stops them gracefully. */
+import type { Worker } from 'bullmq';
+import { createExportWorker } from '../queue/export-worker.js';
+import { createImportWorker } from '../queue/import-worker.js';
+import type { Env } from '../config/env.js';
+import { createPorterContext, type PorterContext } from './context.js';
+import { onShutdown } from './signals.js';
+import { redactUrl } from '../util/redis.js';
+
+export interface WorkerSetOptions {
+  /** Batches run at once in this process. @defaultValue 4 */
+  concurrency?: number;
+  /** @defaultValue PORTER_LOCK_DURATION_MS */
+  lockDurationMs?: number;
+  /** How long close() waits for the batches in hand. @defaultValue PORTER_SHUTDOWN_TIMEOUT_MS */
+  shutdownTimeoutMs?: number;
+}
+
+export interface RunningWorkers {
+  workers: Worker[];
+  /**
+   * Stops taking jobs and lets the batches in hand finish and record their results; past the
+   * shutdown timeout it stops waiting (those batches are taken over by another worker once
+   * their lock lapses, and the send journal keeps them from being applied twice). Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+export function startWorkers(
+  context: PorterContext,
+  options: WorkerSetOptions = {},
+): RunningWorkers {
+  const client = context.createAdminClient();
+  const importWorker = createImportWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    concurrency: options.concurrency ?? context.env.PORTER_WORKER_CONCURRENCY,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    queue: context.importQueue,
+    logger: context.logger.child({ component: 'import-worker' }),
+    gate: context.requestGate,
+    deps: {
+      store: context.store,
+      journal: context.journal,
+      runtime: context.runtime,
+      health: context.health,
+      breaker: context.breaker,
+      client,
+      retry: context.retryPolicy,
+    },
+  });
+  const exportWorker = createExportWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    logger: context.logger.child({ component: 'export-worker' }),
+    deps: { store: context.exportStore, client, retry: context.retryPolicy },
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    workers: [importWorker, exportWorker],
+    close: () => {
+      closing ??= (async () => {
+        const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
+        let timer: NodeJS.Timeout | undefined;
+        const drained = Promise.all([importWorker.close(), exportWorker.close()]).then(() => true);
+        const timedOut = new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        });
+        const finished = await Promise.race([drained, timedOut]);
+        clearTimeout(timer);
+        if (!finished) {
+          context.logger.warn(
+            { timeoutMs },
+            'batches still running at the shutdown timeout; leaving them to other workers',
+          );
+          // abort the batches in hand: their jobs go back to the queue for another worker,
+          // and the send journal keeps what they had sent from being applied twice
+          importWorker.cancelAllJobs('shutdown timeout');
+          exportWorker.cancelAllJobs('shutdown timeout');
+          await Promise.race([
+            drained,
+            new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
+          ]);
+        }
+        await client.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A worker process: start the workers, then drain and exit on SIGINT/SIGTERM. */
+export async function runWorkerProcess(
+  env: Env,
+  options: WorkerSetOptions = {},
+): Promise<RunningWorkers> {
+  const context = await createPorterContext(env);
+  const running = startWorkers(context, options);
+  context.logger.info(
+    {
+      concurrency: options.concurrency ?? env.PORTER_WORKER_CONCURRENCY,
+      admin: redactUrl(env.ADMIN_BASE_URL),
+      pid: process.pid,
+    },
+    'worker started',
+  );
+  onShutdown(context.logger, async () => {
+    await running.close();
+    await context.close();
+  });
+  return running;
+}

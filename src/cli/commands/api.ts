@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { createPorterContext } from '../../app/context.js';
+import { onShutdown } from '../../app/signals.js';
+import { loadEnv } from '../../config/env.js';
+import { PorterError } from '../../errors/porter-error.js';
+import { buildApiApp } from '../../http/build-app.js';
+import { positiveInteger } from '../options.js';
+
+export function registerApiCommand(program: Command): void {
+  program
+    .command('api')
+    .description('Serve the producer HTTP API (needs PORTER_API_TOKEN)')
+    .option('--port <port>', 'port to listen on', positiveInteger('--port'), 3000)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action(async (options: { port: number; host: string }) => {
+      const env = loadEnv();
+      if (!env.PORTER_API_TOKEN) {
+        throw new PorterError(
+          'PORTER_CONFIG_INVALID',
+          'PORTER_API_TOKEN: set a token (at least 16 characters) that clients send as Authorization: Bearer <token>',
+        );
+      }
+      const context = await createPorterContext(env);
+      const app = await buildApiApp({ context, token: env.PORTER_API_TOKEN, logger: true });
+      const address = await app.listen({ port: options.port, host: options.host });
+      console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
+      onShutdown(context.logger, async () => {
+        // stops accepting, lets uploads in progress finish
+        await app.close();
+        await context.close();
+      });
+    });
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { createPorterContext, type PorterContext } from '../../app/context.js';
+import { startImport, writeReport } from '../../app/imports.js';
+import { startLocalRedis, type LocalRedis } from '../../app/local-redis.js';
+import { onShutdown } from '../../app/signals.js';
+import { startWorkers } from '../../app/workers.js';
+import { loadEnv, type Env } from '../../config/env.js';
+import { buildApiApp } from '../../http/build-app.js';
+import { loadMapping, type Mapping } from '../../ingest/index.js';
+import type { ImportInfo, ImportOptions } from '../../model/import.js';
+import { startSandbox } from '../../sandbox/server.js';
+import { assertRedisAnswers } from '../../util/redis.js';
+import { positiveInteger } from '../options.js';
+import { followImport, summarize } from '../progress.js';
+import { importExitCode } from './import.js';
+
+const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
+
+interface DevOptions {
+  sandboxPort: number;
+  apiPort: number;
+  host: string;
+  concurrency: number;
+  demo?: boolean;
+  once?: boolean;
+}
+
+export function registerDevCommand(program: Command): void {
+  program
+    .command('dev')
+    .description('Run sandbox, API and workers in one process against one Redis (a first look)')
+    .option('--sandbox-port <port>', 'sandbox port', positiveInteger('--sandbox-port'), 8080)
+    .option('--api-port <port>', 'API port', positiveInteger('--api-port'), 3000)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--concurrency <n>', 'batches run at once', positiveInteger('--concurrency'), 4)
+    .option('--demo', 'import the samples in examples/ and print the report')
+    .option('--once', 'with --demo: stop after the demo instead of serving on')
+    .action(async (options: DevOptions) => {
+      const env = loadEnv();
+      const localRedis = await ensureRedis(env);
+      const sandbox = await startSandbox({ host: options.host, port: options.sandboxPort });
+      const devEnv: Env = {
+        ...env,
+        ADMIN_BASE_URL: sandbox.url,
+        REDIS_URL: localRedis?.url ?? env.REDIS_URL,
+      };
+      const context = await createPorterContext(devEnv);
+      const workers = startWorkers(context, { concurrency: options.concurrency });
+      const token = env.PORTER_API_TOKEN ?? randomBytes(18).toString('base64url');
+      const api = await buildApiApp({ context, token });
+      const apiUrl = await api.listen({ host: options.host, port: options.apiPort });
+      const shutdown = async (): Promise<void> => {
+        await api.close();
+        await workers.close();
+        await context.close();
+        await sandbox.close();
+        await localRedis?.stop();
+      };
+      console.log(`sandbox   ${sandbox.url}/wf/restapi/v2/admin/`);
+      console.log(
+        `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
+      );
+      console.log(
+        `redis     ${localRedis ? `${localRedis.url} (started for this run)` : 'REDIS_URL'}`,
+      );
+      if (options.demo) {
+        let exitCode = 1;
+        try {
+          exitCode = await runDemo(context);
+        } finally {
+          if (options.once) {
+            await shutdown();
+            process.exitCode = exitCode;
+          }
+        }
+        if (options.once) return;
+      }
+      console.log('serving; Ctrl-C to stop');
+      onShutdown(context.logger, shutdown);
+    });
+}
+
+async function ensureRedis(env: Env): Promise<LocalRedis | undefined> {
+  try {
+    await assertRedisAnswers(env.REDIS_URL);
+    return undefined;
+  } catch (error) {
+    const local = await startLocalRedis();
+    if (!local) throw error;
+    return local;
+  }
+}
+
+/** Imports the sample groups, then the sample HR feed of new hires, and prints the report. */
+async function runDemo(context: PorterContext): Promise<number> {
+  const base: Omit<ImportOptions, 'resource' | 'mode'> = {
+    batchSize: 100,
+    listSeparator: '|',
+    emptyAsClear: false,
+    allowAdmin: false,
+  };
+  // members arrive with the users (their Teams column), so the groups go in without them
+  await demoImport(
+    context,
+    'groups.csv',
+    { ...base, resource: 'groups', mode: 'upsert' },
+    {
+      columns: {},
+      ignore: ['users'],
+      defaults: {},
+    },
+  );
+  const mapping = loadMapping(
+    JSON.parse(await readFile(`${EXAMPLES}mapping.json`, 'utf8')) as unknown,
+  );
+  const users = await demoImport(
+    context,
+    'new-hires.csv',
+    { ...base, resource: 'users', mode: 'upsert' },
+    mapping,
+  );
+  console.log(`\nreport of ${users.id} (also: npx porter report ${users.id}):`);
+  await writeReport(context, users.id, process.stdout, { format: 'csv' });
+  return importExitCode(users);
+}
+
+async function demoImport(
+  context: PorterContext,
+  file: string,
+  options: ImportOptions,
+  mapping: Mapping,
+): Promise<ImportInfo> {
+  const info = await startImport(context, {
+    options,
+    source: createReadStream(`${EXAMPLES}${file}`),
+    fileName: file,
+    mapping,
+  });
+  console.log(
+    `\nimporting examples/${file} as ${options.resource} (${options.mode}): import ${info.id}`,
+  );
+  const final = await followImport({ read: () => context.store.get(info.id), out: process.stdout });
+  console.log(summarize(final));
+  return final;
+}

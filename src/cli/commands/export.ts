@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { cliOutDir, exportWorkersRunning, requireExport, startExport } from '../../app/exports.js';
+import {
+  EXPORT_FORMATS,
+  EXPORT_RESOURCES,
+  type ExportFormat,
+  type ExportResource,
+} from '../../export/export-types.js';
+import { followExport, summarizeExport } from '../export-progress.js';
+import { oneOf } from '../options.js';
+import { withContext } from '../with-context.js';
+
+interface ExportCommandOptions {
+  resource: ExportResource;
+  format: ExportFormat;
+  out?: string;
+  wait?: boolean;
+}
+
+/** `porter export`. */
+export function registerExportCommand(program: Command): void {
+  program
+    .command('export')
+    .description(
+      'Export every user, group or ACL to files (a worker writes them; see the README, Exports and schedules)',
+    )
+    .requiredOption(
+      '--resource <resource>',
+      'users, groups, acls or all',
+      oneOf('--resource', EXPORT_RESOURCES),
+    )
+    .option(
+      '--format <format>',
+      'csv, json, ndjson or bundle (all three in one JSON document)',
+      oneOf('--format', EXPORT_FORMATS),
+      'csv',
+    )
+    .option('--out <dir>', 'directory the run directory is made in (default PORTER_EXPORT_DIR)')
+    .option('--wait', 'show progress until the export ends, then say where the files are')
+    .action(async (options: ExportCommandOptions) => {
+      await withContext(async (context) => {
+        const info = await startExport(context, {
+          resource: options.resource,
+          format: options.format,
+          outDir: cliOutDir(context, options.out),
+        });
+        console.log(info.id);
+        if (!options.wait) {
+          console.error(`queued; the files will be in ${info.dir}`);
+          return;
+        }
+        const final = await followExport({
+          read: () => requireExport(context, info.id),
+          stuckHint: async () =>
+            (await exportWorkersRunning(context))
+              ? undefined
+              : 'no worker is running: start one with `npx porter worker`',
+        });
+        console.error(summarizeExport(final));
+        process.exitCode = final.state === 'completed' ? 0 : 1;
+      });
+    });
+}

@@ -1,0 +1,128 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { finished } from 'node:stream/promises';
+import type { Command } from 'commander';
+import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
+import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
+import { PorterError } from '../../errors/porter-error.js';
+import { loadMapping } from '../../ingest/index.js';
+import { IMPORT_MODES, type ImportInfo, type ImportMode } from '../../model/import.js';
+import { oneOf, positiveInteger } from '../options.js';
+import { followImport, summarize } from '../progress.js';
+import { withContext } from '../with-context.js';
+
+interface ImportCommandOptions {
+  resource: ResourceName;
+  mode: ImportMode;
+  batchSize: number;
+  map?: string;
+  delimiter?: string;
+  listSeparator: string;
+  emptyAsClear?: boolean;
+  allowAdmin?: boolean;
+  maxFailures?: string;
+  wait?: boolean;
+  report?: string;
+  format: ReportFormat;
+}
+
+/** Exit code of a finished import: 0 all succeeded, 2 some records did not, 1 the import failed. */
+export function importExitCode(info: ImportInfo): number {
+  if (info.state === 'completed') return 0;
+  if (info.state === 'completed_with_errors') return 2;
+  return 1;
+}
+
+export function registerImportCommand(program: Command): void {
+  program
+    .command('import')
+    .description(
+      'Import a CSV, JSON or NDJSON file of users, groups or ACLs ("-" reads standard input)',
+    )
+    .argument('<file>', 'file to import')
+    .requiredOption(
+      '--resource <resource>',
+      'users, groups or acls',
+      oneOf('--resource', RESOURCE_NAMES),
+    )
+    .requiredOption(
+      '--mode <mode>',
+      'create, upsert, update or delete',
+      oneOf('--mode', IMPORT_MODES),
+    )
+    .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
+    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
+    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
+    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
+    .option('--allow-admin', 'allow creating administrators and changing user types')
+    .option(
+      '--max-failures <n>',
+      'stop once this many records failed (a number, or a percentage like 5%)',
+    )
+    .option('--wait', 'follow the import until it ends, then summarize')
+    .option('--report <file>', 'with --wait: write the per-record report to this file')
+    .option(
+      '--format <format>',
+      'report format: csv or json',
+      oneOf('--format', ['csv', 'json'] as const),
+      'csv',
+    )
+    .action(async (file: string, options: ImportCommandOptions) => {
+      const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
+      const mapping = options.map
+        ? loadMapping(JSON.parse(await readFile(options.map, 'utf8')) as unknown)
+        : undefined;
+      if (options.report && !options.wait) {
+        throw new PorterError(
+          'PORTER_USAGE',
+          '--report needs --wait (or use: porter report ID --out FILE)',
+        );
+      }
+      const source = file === '-' ? process.stdin : createReadStream(file);
+      await withContext(async (context) => {
+        const info = await startImport(
+          context,
+          {
+            options: {
+              resource: options.resource,
+              mode: options.mode,
+              batchSize: options.batchSize,
+              listSeparator: options.listSeparator,
+              delimiter,
+              emptyAsClear: options.emptyAsClear === true,
+              allowAdmin: options.allowAdmin === true,
+              maxFailures: options.maxFailures,
+            },
+            source,
+            fileName: file === '-' ? undefined : basename(file),
+            mapping,
+          },
+          (created) => console.log(created.id),
+        );
+        if (!options.wait) {
+          console.error(
+            `queued: ${info.total} records in ${info.batches} batches; follow with: porter status ${info.id}`,
+          );
+          return;
+        }
+        const final = await followImport({
+          read: () => context.store.get(info.id),
+          stuckHint: async () =>
+            (await workersRunning(context))
+              ? undefined
+              : 'no worker is running: start one with `npx porter worker`',
+        });
+        console.error(summarize(final));
+        if (options.report) {
+          const out = createWriteStream(options.report);
+          await writeReport(context, info.id, out, { format: options.format });
+          out.end();
+          await finished(out);
+          console.error(`report written to ${options.report}`);
+        }
+        process.exitCode = importExitCode(final);
+      });
+    });
+}

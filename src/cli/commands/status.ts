@@ -1,0 +1,124 @@
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import type { Command } from 'commander';
+import {
+  cancelImport,
+  describeImport,
+  resumeImport,
+  retryImport,
+  writeReport,
+  type ReportFormat,
+} from '../../app/imports.js';
+import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
+import { listOf, oneOf } from '../options.js';
+import { followImport, summarize } from '../progress.js';
+import { importExitCode } from './import.js';
+import { withContext } from '../with-context.js';
+
+export function registerStatusCommands(program: Command): void {
+  program
+    .command('status')
+    .description('Show the state, counts and progress of an import')
+    .argument('<id>', 'import id')
+    .option('--json', 'print the full state as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      await withContext(async (context) => {
+        const info = await describeImport(context, id);
+        if (options.json) {
+          console.log(JSON.stringify(info, null, 2));
+          return;
+        }
+        console.log(summarize(info));
+        const eta =
+          info.progress.etaSeconds === undefined
+            ? ''
+            : `, about ${Math.ceil(info.progress.etaSeconds)}s left`;
+        console.log(
+          `${info.progress.percent}% done, ${info.progress.ratePerSecond} records/s${eta}`,
+        );
+        console.log(
+          `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
+        );
+      });
+    });
+
+  program
+    .command('report')
+    .description('Write the per-record report of an import, in input order')
+    .argument('<id>', 'import id')
+    .option(
+      '--status <list>',
+      'only these statuses, e.g. failed,unprocessed',
+      listOf('--status', RESULT_STATUSES),
+    )
+    .option('--format <format>', 'csv or json', oneOf('--format', ['csv', 'json'] as const), 'csv')
+    .option('--out <file>', 'write to this file instead of standard output')
+    .action(
+      async (
+        id: string,
+        options: { status?: ResultStatus[]; format: ReportFormat; out?: string },
+      ) => {
+        await withContext(async (context) => {
+          const out = options.out ? createWriteStream(options.out) : process.stdout;
+          const count = await writeReport(context, id, out, {
+            format: options.format,
+            status: options.status,
+          });
+          if (options.out) {
+            out.end();
+            await finished(out);
+            console.error(`${count} results written to ${options.out}`);
+          }
+        });
+      },
+    );
+
+  program
+    .command('cancel')
+    .description(
+      'Cancel an import: batches not yet sent are never sent; their records are reported unprocessed',
+    )
+    .argument('<id>', 'import id')
+    .action(async (id: string) => {
+      await withContext(async (context) => {
+        const info = await cancelImport(context, id);
+        console.log(summarize(info));
+      });
+    });
+
+  program
+    .command('resume')
+    .description('Resume a paused import now, without waiting for its next probe of the server')
+    .argument('<id>', 'import id')
+    .action(async (id: string) => {
+      await withContext(async (context) => {
+        console.log(summarize(await resumeImport(context, id)));
+      });
+    });
+
+  program
+    .command('retry')
+    .description('Start a new import of the records of an ended import that did not succeed')
+    .argument('<id>', 'import id')
+    .option('--status <list>', 'statuses to retry', listOf('--status', RESULT_STATUSES), [
+      'failed',
+      'unprocessed',
+    ])
+    .option('--wait', 'follow the new import until it ends, then summarize')
+    .action(async (id: string, options: { status: ResultStatus[]; wait?: boolean }) => {
+      await withContext(async (context) => {
+        const info = await retryImport(context, id, options.status, (created) =>
+          console.log(created.id),
+        );
+        if (!options.wait) {
+          console.error(
+            `queued: ${info.total} records of ${id}; follow with: porter status ${info.id}`,
+          );
+          return;
+        }
+        const final = await followImport({ read: () => context.store.get(info.id) });
+        console.error(summarize(final));
+        process.exitCode = importExitCode(final);
+      });
+    });
+}

@@ -1,0 +1,46 @@
+/** Shows an import's progress while it runs: a live bar on a terminal, plain lines otherwise. */
+import type { ImportInfo } from '../model/import.js';
+import { follow, type FollowDisplay } from './follow.js';
+
+export interface ProgressOptions extends FollowDisplay {
+  /** Reads the import's current state. */
+  read: () => Promise<ImportInfo | undefined>;
+}
+
+/** Waits until the import is settled (final, every record with its result), showing progress. */
+export async function followImport(options: ProgressOptions): Promise<ImportInfo> {
+  const started = Date.now();
+  const firstDone = (await options.read())?.done ?? 0;
+  return follow({
+    ...options,
+    what: 'import',
+    isFinal: (info) => info.settled,
+    mark: (info) => info.done,
+    describe: (info) => describeProgress(info, started, firstDone),
+  });
+}
+
+/** One line: bar, records done of total, rate and ETA. */
+export function describeProgress(info: ImportInfo, startedAt: number, doneAtStart = 0): string {
+  const total = info.total;
+  const done = info.done;
+  const fraction = total > 0 ? Math.min(1, done / total) : 0;
+  const width = 24;
+  const filled = Math.round(fraction * width);
+  const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+  const seconds = Math.max(0.001, (Date.now() - startedAt) / 1000);
+  const rate = (done - doneAtStart) / seconds;
+  const eta = rate > 0 && total > done ? `${Math.ceil((total - done) / rate)}s` : '-';
+  const totalText = info.state === 'receiving' ? '?' : String(total);
+  return `${bar} ${done}/${totalText} records  ${rate.toFixed(0)}/s  ETA ${eta}  ${info.state}`;
+}
+
+/** The closing summary of an import. */
+export function summarize(info: ImportInfo): string {
+  const { succeeded, failed, skipped, unprocessed } = info.counts;
+  const reason = info.reason ? ` (${info.reason})` : '';
+  return (
+    `import ${info.id} ${info.state}${reason}: ${info.total} records, ` +
+    `${succeeded} succeeded, ${failed} failed, ${skipped} skipped, ${unprocessed} unprocessed`
+  );
+}

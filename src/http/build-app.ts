@@ -1,0 +1,80 @@
+/**
+ * The producer's HTTP API. `buildApiApp` is separate from `listen`, so tests use inject().
+ * Every route but /healthz needs `Authorization: Bearer <token>`.
+ */
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { PorterContext } from '../app/context.js';
+import { PorterError } from '../errors/porter-error.js';
+import { PORTER_VERSION } from '../version.js';
+import { checkBearer } from './auth.js';
+import { errorHandler } from './error-handler.js';
+import { exportRoutes } from './routes/exports.js';
+import { importRoutes } from './routes/imports.js';
+import { scheduleRoutes } from './routes/schedules.js';
+
+export interface ApiOptions {
+  context: PorterContext;
+  /** Bearer token every request but the health check must carry. */
+  token: string;
+  /** Largest upload accepted, in bytes. @defaultValue PORTER_MAX_UPLOAD_BYTES */
+  maxUploadBytes?: number;
+  logger?: boolean;
+}
+
+export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance> {
+  if (options.token.length < 16) {
+    throw new PorterError(
+      'PORTER_CONFIG_INVALID',
+      'PORTER_API_TOKEN: use a token of at least 16 characters',
+    );
+  }
+  const maxUploadBytes = options.maxUploadBytes ?? options.context.env.PORTER_MAX_UPLOAD_BYTES;
+  const app = Fastify({
+    logger: options.logger
+      ? { level: options.context.env.LOG_LEVEL, redact: ['req.headers.authorization'] }
+      : false,
+    bodyLimit: 1024 * 1024,
+  });
+  app.setErrorHandler(errorHandler);
+  // once stopping, answers to the requests still in progress close their connection, so the
+  // server can finish closing instead of waiting for clients' keep-alive connections
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) void reply.header('connection', 'close');
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'porter API',
+        version: PORTER_VERSION,
+        description: 'Bulk import/export for the admin interface',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, files: 1, fields: 20 } });
+
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness check (no token needed)', security: [] } },
+    async () => ({
+      status: 'ok',
+    }),
+  );
+  app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.addHook('onRequest', async (request) => {
+    if (request.url === '/healthz') return;
+    checkBearer(request.headers.authorization, options.token);
+  });
+  await app.register(importRoutes, { context: options.context, maxUploadBytes });
+  await app.register(exportRoutes, { context: options.context });
+  await app.register(scheduleRoutes, { context: options.context });
+  return app;
+}

@@ -1,0 +1,22 @@
+/** Every error the API answers has the same body: { error: { code, message, details } }. */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isPorterError, PorterError } from '../errors/porter-error.js';
+
+export function toPorterError(error: unknown): PorterError {
+  if (isPorterError(error)) return error;
+  const fastifyError = error as Partial<FastifyError> & { cause?: unknown };
+  if (isPorterError(fastifyError.cause)) return fastifyError.cause;
+  if (fastifyError.code === 'FST_REQ_FILE_TOO_LARGE' || fastifyError.statusCode === 413) {
+    return new PorterError('PORTER_UPLOAD_TOO_LARGE', fastifyError.message ?? 'upload too large');
+  }
+  if (fastifyError.validation || (fastifyError.statusCode && fastifyError.statusCode < 500)) {
+    return new PorterError('PORTER_USAGE', fastifyError.message ?? 'bad request');
+  }
+  return new PorterError('PORTER_INTERNAL', 'internal error; see the API log', { cause: error });
+}
+
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const porterError = toPorterError(error);
+  if (porterError.code === 'PORTER_INTERNAL') request.log.error({ err: error }, 'request failed');
+  void reply.status(porterError.httpStatus).send({ error: porterError.toJSON() });
+}

@@ -1,0 +1,70 @@
+/** Options of an upload, from multipart fields or query parameters, checked once. */
+import { z } from 'zod';
+import { RESOURCE_NAMES } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+import { loadMapping, type InputFormat, type Mapping } from '../ingest/index.js';
+import { IMPORT_MODES, type ImportOptions } from '../model/import.js';
+
+const flag = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
+  .transform((value) => value === true || value === 'true' || value === '1' || value === 'yes');
+
+export const importFieldsSchema = z.object({
+  resource: z.enum(RESOURCE_NAMES as [string, ...string[]]),
+  mode: z.enum(IMPORT_MODES as [string, ...string[]]),
+  batchSize: z.coerce.number().int().positive().max(10_000).default(100),
+  listSeparator: z.string().min(1).max(3).default('|'),
+  delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
+  emptyAsClear: flag.default(false),
+  allowAdmin: flag.default(false),
+  maxFailures: z
+    .string()
+    .regex(/^\d+%?$/, 'a number, or a percentage like 5%')
+    .optional(),
+  format: z.enum(['csv', 'json', 'ndjson']).optional(),
+  /** Mapping file content as JSON text. */
+  mapping: z.string().optional(),
+});
+
+export interface ParsedImportRequest {
+  options: ImportOptions;
+  format?: InputFormat;
+  mapping?: Mapping;
+}
+
+/** Checks upload options; throws PORTER_USAGE naming the first bad field. */
+export function parseImportFields(fields: Record<string, unknown>): ParsedImportRequest {
+  const parsed = importFieldsSchema.safeParse(fields);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'options');
+    throw new PorterError('PORTER_USAGE', `${name}: ${issue?.message ?? 'invalid value'}`, {
+      details: { field: name },
+    });
+  }
+  const value = parsed.data;
+  let mapping: Mapping | undefined;
+  if (value.mapping !== undefined) {
+    let json: unknown;
+    try {
+      json = JSON.parse(value.mapping);
+    } catch (error) {
+      throw new PorterError('PORTER_MAPPING_INVALID', 'mapping: not valid JSON', { cause: error });
+    }
+    mapping = loadMapping(json);
+  }
+  return {
+    options: {
+      resource: value.resource as ImportOptions['resource'],
+      mode: value.mode as ImportOptions['mode'],
+      batchSize: value.batchSize,
+      listSeparator: value.listSeparator,
+      delimiter: value.delimiter === 'tab' ? '\t' : value.delimiter,
+      emptyAsClear: value.emptyAsClear,
+      allowAdmin: value.allowAdmin,
+      maxFailures: value.maxFailures,
+    },
+    format: value.format,
+    mapping,
+  };
+}

@@ -1,0 +1,280 @@
+/** /v1/imports: upload, state, streamed results, cancel. */
+import type {} from '@fastify/multipart';
+import type {} from '@fastify/swagger';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  cancelImport,
+  describeImport,
+  requireImport,
+  resumeImport,
+  retryImport,
+  startImport,
+  writeReport,
+} from '../../app/imports.js';
+import type { PorterContext } from '../../app/context.js';
+import { PorterError } from '../../errors/porter-error.js';
+import { RESULT_STATUSES, type ImportInfo, type ResultStatus } from '../../model/import.js';
+import { parseImportFields } from '../import-request.js';
+import { limitBytes, uploadTooLarge } from '../size-limit.js';
+
+export interface ImportRoutesOptions {
+  context: PorterContext;
+  maxUploadBytes: number;
+}
+
+const RAW_TYPES = ['text/csv', 'application/json', 'application/x-ndjson', 'text/plain'];
+
+const importSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    state: { type: 'string' },
+    reason: { type: 'string' },
+    total: { type: 'integer' },
+    done: { type: 'integer' },
+    batches: { type: 'integer' },
+    counts: { type: 'object', additionalProperties: { type: 'integer' } },
+    options: { type: 'object', additionalProperties: true },
+    source: { type: 'string' },
+    retryOf: { type: 'string' },
+    createdAt: { type: 'string' },
+    updatedAt: { type: 'string' },
+    finishedAt: { type: 'string' },
+    columns: { type: 'array', items: { type: 'string' } },
+    links: { type: 'object', additionalProperties: { type: 'string' } },
+    progress: {
+      type: 'object',
+      properties: {
+        percent: { type: 'number' },
+        ratePerSecond: { type: 'number' },
+        etaSeconds: { type: 'number' },
+      },
+    },
+    calls: {
+      type: 'object',
+      properties: {
+        writeCalls: { type: 'integer' },
+        lookupReads: { type: 'integer' },
+        reconcileReads: { type: 'integer' },
+      },
+    },
+  },
+} as const;
+
+const idParams = {
+  type: 'object',
+  properties: { id: { type: 'string' } },
+  required: ['id'],
+} as const;
+
+function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {
+  const self = `/v1/imports/${encodeURIComponent(info.id)}`;
+  return {
+    ...info,
+    links: {
+      self,
+      results: `${self}/results`,
+      failed: `${self}/results?status=failed,unprocessed`,
+    },
+  };
+}
+
+export async function importRoutes(
+  app: FastifyInstance,
+  options: ImportRoutesOptions,
+): Promise<void> {
+  const { context, maxUploadBytes } = options;
+  // uploads are streamed into the import, never parsed into memory by fastify
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(RAW_TYPES, (_request, payload, done) => done(null, payload));
+
+  app.post(
+    '/v1/imports',
+    {
+      schema: {
+        summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
+        description:
+          'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, ' +
+          'emptyAsClear, allowAdmin, maxFailures, format, mapping) placed before the file part; or a raw ' +
+          'text/csv, application/json or application/x-ndjson body with the options as query parameters.',
+        consumes: ['multipart/form-data', ...RAW_TYPES],
+        response: { 202: importSchema },
+      },
+    },
+    async (request, reply) => {
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (declared > maxUploadBytes) throw uploadTooLarge(maxUploadBytes);
+      const upload = request.isMultipart()
+        ? await multipartUpload(request, maxUploadBytes)
+        : rawUpload(request, maxUploadBytes);
+      const info = await startImport(context, {
+        ...parseImportFields(upload.fields),
+        source: upload.stream,
+        fileName: upload.fileName,
+        contentType: upload.contentType,
+      });
+      return reply.status(202).send(withLinks(info));
+    },
+  );
+
+  app.get(
+    '/v1/imports',
+    {
+      schema: {
+        summary: 'List recent imports, newest first',
+        response: { 200: { type: 'array', items: importSchema } },
+      },
+    },
+    async () => (await context.store.list({ limit: 100 })).map(withLinks),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/imports/:id',
+    {
+      schema: {
+        summary: 'State, counts and progress of an import',
+        params: idParams,
+        response: { 200: importSchema },
+      },
+    },
+    async (request) => withLinks(await describeImport(context, request.params.id)),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { format?: string; status?: string } }>(
+    '/v1/imports/:id/results',
+    {
+      schema: {
+        summary: 'Per-record results in input order, streamed',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          properties: {
+            format: { type: 'string', enum: ['csv', 'json'], default: 'csv' },
+            status: {
+              type: 'string',
+              description: 'comma-separated: succeeded, failed, skipped, unprocessed',
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = request.query.format === 'json' ? 'json' : 'csv';
+      const status = parseStatuses(request.query.status);
+      await requireImport(context, request.params.id);
+      const body = new PassThrough();
+      void reply
+        .header('content-type', format === 'json' ? 'application/json' : 'text/csv; charset=utf-8')
+        .header(
+          'content-disposition',
+          `attachment; filename="${request.params.id}-results.${format}"`,
+        )
+        .send(body);
+      writeReport(context, request.params.id, body, { format, status }).then(
+        () => body.end(),
+        (error: unknown) => body.destroy(error as Error),
+      );
+      return reply;
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/v1/imports/:id',
+    {
+      schema: {
+        summary: 'Cancel an import: batches not yet sent are never sent',
+        params: idParams,
+        response: { 200: importSchema },
+      },
+    },
+    async (request) => {
+      return withLinks(await cancelImport(context, request.params.id));
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/imports/:id/resume',
+    {
+      schema: {
+        summary: 'Resume a paused import now',
+        params: idParams,
+        response: { 200: importSchema },
+      },
+    },
+    async (request) => withLinks(await resumeImport(context, request.params.id)),
+  );
+
+  app.post<{ Params: { id: string }; Querystring: { status?: string } }>(
+    '/v1/imports/:id/retry',
+    {
+      schema: {
+        summary:
+          'Start a new import of the records that did not succeed (default status: failed,unprocessed)',
+        params: idParams,
+        querystring: { type: 'object', properties: { status: { type: 'string' } } },
+        response: { 202: importSchema },
+      },
+    },
+    async (request, reply) => {
+      const statuses = parseStatuses(request.query.status) ?? ['failed', 'unprocessed'];
+      const info = await retryImport(context, request.params.id, statuses);
+      return reply.status(202).send(withLinks(info));
+    },
+  );
+}
+
+interface Upload {
+  stream: Readable;
+  fields: Record<string, unknown>;
+  fileName?: string;
+  contentType?: string;
+}
+
+function rawUpload(request: FastifyRequest, limit: number): Upload {
+  const body = request.body as Readable | undefined;
+  if (!body || typeof body.pipe !== 'function') {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      'send the file as the request body or as a multipart file part',
+    );
+  }
+  const contentType = String(request.headers['content-type'] ?? '')
+    .split(';')[0]
+    ?.trim();
+  return {
+    stream: pipeline(body, limitBytes(limit), () => {}),
+    fields: { ...(request.query as Record<string, unknown>) },
+    contentType,
+  };
+}
+
+async function multipartUpload(request: FastifyRequest, limit: number): Promise<Upload> {
+  const part = await request.file({ limits: { fileSize: limit + 1, files: 1 } });
+  if (!part) throw new PorterError('PORTER_INPUT_EMPTY', 'the multipart upload has no file part');
+  const fields: Record<string, unknown> = { ...(request.query as Record<string, unknown>) };
+  for (const [name, field] of Object.entries(part.fields)) {
+    const value = Array.isArray(field) ? field[0] : field;
+    if (value && value.type === 'field') fields[name] = value.value;
+  }
+  return {
+    stream: pipeline(part.file, limitBytes(limit), () => {}),
+    fields,
+    fileName: part.filename,
+    contentType: part.mimetype,
+  };
+}
+
+function parseStatuses(text: string | undefined): ResultStatus[] | undefined {
+  if (!text) return undefined;
+  const statuses = text.split(',').map((item) => item.trim());
+  for (const status of statuses) {
+    if (!(RESULT_STATUSES as readonly string[]).includes(status)) {
+      throw new PorterError(
+        'PORTER_USAGE',
+        `status: ${status} is not one of ${RESULT_STATUSES.join(', ')}`,
+      );
+    }
+  }
+  return statuses as ResultStatus[];
+}

@@ -1,0 +1,246 @@
+/**
+ * The producer's core: stream an upload through ingest, stage its valid records in Redis,
+ * report its invalid ones, and release batch jobs only once the whole upload is in.
+ * An upload that breaks midway sends nothing and ends `failed`.
+ */
+import type { Readable } from 'node:stream';
+import type { BatchRef } from '../execute/run-batch.js';
+import { PorterError } from '../errors/porter-error.js';
+import { ingest, type IngestItem, type InputFormat, type Mapping } from '../ingest/index.js';
+import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../model/import.js';
+import { batchRefs } from '../queue/import-queue.js';
+import type { ImportStore } from '../results/import-store.js';
+import type { UploadKeys } from '../results/import-runtime.js';
+import { RESOURCES } from '../admin/resources.js';
+import { failureLimitReason } from '../execute/failure-limit.js';
+import { naturalKey } from '../plan/plan-batch.js';
+
+export interface SubmitImportRequest {
+  options: ImportOptions;
+  source: Readable | AsyncIterable<Uint8Array | string>;
+  fileName?: string;
+  contentType?: string;
+  format?: InputFormat;
+  mapping?: Mapping;
+  retryOf?: string;
+}
+
+export interface SubmitImportDeps {
+  store: ImportStore;
+  keys: UploadKeys;
+  enqueue: (refs: Iterable<BatchRef>) => Promise<number>;
+  /** Called as soon as the import has an id, before the upload is read. */
+  onCreated?: (info: ImportInfo) => void;
+}
+
+const STAGE_CHUNK = 500;
+
+/** Receives an upload into a new import and queues its batches; returns the import as queued. */
+export async function submitImport(
+  request: SubmitImportRequest,
+  deps: SubmitImportDeps,
+): Promise<ImportInfo> {
+  const { store } = deps;
+  // an upload can break before ingest starts reading it; the error then surfaces when it reads
+  if (isEmitter(request.source)) request.source.on('error', () => {});
+  const mapping = request.mapping ?? request.options.mapping;
+  const created = await store.create({
+    options: { ...request.options, mapping },
+    source: request.fileName,
+    retryOf: request.retryOf,
+  });
+  deps.onCreated?.(created);
+  const importId = created.id;
+  const { options } = request;
+  const receiving = new Receiving(importId, deps, options);
+  try {
+    const { header, items } = ingest(request.source, {
+      resource: options.resource,
+      mode: options.mode,
+      format: request.format,
+      fileName: request.fileName,
+      contentType: request.contentType,
+      delimiter: options.delimiter,
+      listSeparator: options.listSeparator,
+      mapping,
+      emptyAsClear: options.emptyAsClear,
+    });
+    let columnsSaved = false;
+    for await (const item of items) {
+      if (!columnsSaved) {
+        await store.setColumns(importId, (await header).columns);
+        columnsSaved = true;
+      }
+      await receiving.add(item);
+    }
+    await receiving.flush();
+  } catch (error) {
+    if ((await store.getState(importId)) === 'cancelled') {
+      // cancelled while it was being received: what was read gets its result, nothing is sent
+      await receiving.endCancelled();
+      throw new PorterError(
+        'PORTER_CONFLICT',
+        `import ${importId} was cancelled while its upload was received`,
+        { cause: error },
+      );
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    await store.transition(importId, ['receiving'], 'failed', reason);
+    throw error instanceof PorterError
+      ? error
+      : new PorterError('PORTER_UPLOAD_ABORTED', `the upload broke off: ${reason}`, {
+          cause: error,
+        });
+  } finally {
+    await deps.keys.release(importId);
+  }
+  const batches = Math.ceil(receiving.staged / options.batchSize);
+  const info = await store.markReceived(importId, { total: receiving.total, batches });
+  // rows refused while receiving may already pass --max-failures: then nothing is sent
+  const tooMany = failureLimitReason(options.maxFailures, info.counts.failed, info.total);
+  if (tooMany && (await store.transition(importId, ['queued'], 'failed', tooMany))) {
+    await store.recordUnprocessed(importId, {
+      errorCode: 'PORTER_FAILURE_LIMIT',
+      error: `not sent: ${tooMany}`,
+    });
+    return (await store.get(importId)) ?? info;
+  }
+  if (batches > 0) await deps.enqueue(batchRefs(importId, receiving.staged, options.batchSize));
+  return info;
+}
+
+/** The records of an upload on their way into Redis: valid ones staged, the rest reported. */
+class Receiving {
+  total = 0;
+  staged = 0;
+  private stageBuffer: StagedRecord[] = [];
+  private invalidBuffer: RecordResult[] = [];
+
+  constructor(
+    private readonly importId: string,
+    private readonly deps: SubmitImportDeps,
+    private readonly options: ImportOptions,
+  ) {}
+
+  async add(item: IngestItem): Promise<void> {
+    this.total++;
+    if (item.kind === 'record') {
+      this.stageBuffer.push({
+        row: item.row,
+        line: item.line,
+        sourceRow: sourceRowOf(item.input),
+        input: item.input,
+        record: item.record,
+        warnings: item.warnings.length ? item.warnings : undefined,
+      });
+    } else {
+      this.invalidBuffer.push(invalidResult(item));
+    }
+    if (this.stageBuffer.length >= STAGE_CHUNK || this.invalidBuffer.length >= STAGE_CHUNK) {
+      await this.flush();
+    }
+  }
+
+  /** Stages the buffered records (a key seen before makes a record invalid) and reports the invalid. */
+  async flush(): Promise<void> {
+    const { options } = this;
+    const { store } = this.deps;
+    let records = this.stageBuffer;
+    // a second record with the same key is refused; deletes may repeat harmlessly
+    if (options.mode !== 'delete' && records.length > 0) {
+      const keys = records.map((record) => ({
+        key: naturalKey(options.resource, record.record),
+        row: record.row,
+      }));
+      const firsts = await this.deps.keys.claim(this.importId, keys);
+      const unique: StagedRecord[] = [];
+      records.forEach((record, index) => {
+        const first = firsts[index];
+        if (first === undefined) unique.push(record);
+        else this.invalidBuffer.push(duplicateResult(record, keys[index]!.key, first, options));
+      });
+      records = unique;
+      this.stageBuffer = unique;
+    }
+    if (records.length > 0) {
+      await store.stage(this.importId, records);
+      this.staged += records.length;
+    }
+    // cleared only once staged: after a refusal (a cancel) they still need their results
+    this.stageBuffer = [];
+    const invalid = this.invalidBuffer;
+    this.invalidBuffer = [];
+    if (invalid.length > 0) await store.recordResults(this.importId, invalid);
+  }
+
+  /** After a cancel: every record read so far gets a result, and the import learns its total. */
+  async endCancelled(): Promise<void> {
+    const { store } = this.deps;
+    const why = {
+      errorCode: 'PORTER_CANCELLED',
+      error: 'not sent: the import was cancelled while its upload was received',
+    };
+    const unsent = this.stageBuffer.map((record) => ({
+      row: record.row,
+      line: record.line,
+      status: 'unprocessed' as const,
+      ...why,
+      attempts: 0,
+      input: record.input,
+    }));
+    this.stageBuffer = [];
+    const results = [...this.invalidBuffer, ...unsent];
+    this.invalidBuffer = [];
+    if (results.length > 0) await store.recordResults(this.importId, results);
+    await store.markReceived(this.importId, { total: this.total, batches: 0 });
+    await store.recordUnprocessed(this.importId, why);
+  }
+}
+
+/**
+ * The row in the first upload of a record that comes back in a re-uploaded report or a retry:
+ * its `porter_sourceRow`, else its `porter_row` column.
+ */
+function sourceRowOf(input: Record<string, unknown>): number | undefined {
+  const value = Number(input.porter_sourceRow || input.porter_row);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+function invalidResult(item: Extract<IngestItem, { kind: 'invalid' }>): RecordResult {
+  return {
+    row: item.row,
+    line: item.line,
+    sourceRow: sourceRowOf(item.input),
+    status: 'failed',
+    errorCode: item.errorCode,
+    field: item.field,
+    error: item.error,
+    attempts: 0,
+    input: item.input,
+  };
+}
+
+function isEmitter(source: unknown): source is NodeJS.EventEmitter {
+  return typeof (source as NodeJS.EventEmitter).on === 'function';
+}
+
+function duplicateResult(
+  record: StagedRecord,
+  key: string,
+  firstRow: number,
+  options: ImportOptions,
+): RecordResult {
+  const field = RESOURCES[options.resource].keyField;
+  return {
+    row: record.row,
+    line: record.line,
+    sourceRow: record.sourceRow,
+    key,
+    status: 'failed',
+    errorCode: 'PORTER_ROW_INVALID',
+    field,
+    error: `duplicate of row ${firstRow}: the upload gives ${key} twice; merge the two rows`,
+    attempts: 0,
+    input: record.input,
+  };
+}

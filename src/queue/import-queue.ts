@@ -1,0 +1,74 @@
+/** The BullMQ queue of import batches: one job per batch, named by import and batch index. */
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { BatchRef } from '../execute/run-batch.js';
+
+export const IMPORT_QUEUE = 'import-batches';
+
+export type ImportBatchJobData = BatchRef;
+
+export interface ImportQueueOptions {
+  connection: ConnectionOptions;
+  /** Key prefix shared by every porter key. */
+  prefix: string;
+  /** Attempts of a batch job that fails outside the admin server (Redis, crash). @defaultValue 3 */
+  jobAttempts?: number;
+  /** Seconds failed jobs stay for inspection. @defaultValue 7 days */
+  failedJobTtlSeconds?: number;
+}
+
+export function createImportQueue(options: ImportQueueOptions): Queue<ImportBatchJobData> {
+  const defaultJobOptions: JobsOptions = {
+    attempts: options.jobAttempts ?? 3,
+    backoff: { type: 'exponential', delay: 1_000 },
+    removeOnComplete: true,
+    removeOnFail: { age: options.failedJobTtlSeconds ?? 7 * 24 * 3600 },
+  };
+  return new Queue<ImportBatchJobData>(IMPORT_QUEUE, {
+    connection: options.connection,
+    prefix: options.prefix,
+    defaultJobOptions,
+  });
+}
+
+/** The job id of a batch: adding the same batch twice is a no-op while the job exists. */
+export function batchJobId(importId: string, batchIndex: number): string {
+  return `${importId}-b${batchIndex}`;
+}
+
+/** Splits `stagedCount` staged records into batch refs of `batchSize`. */
+export function* batchRefs(
+  importId: string,
+  stagedCount: number,
+  batchSize: number,
+): Generator<BatchRef> {
+  for (let batchIndex = 0, start = 0; start < stagedCount; batchIndex++, start += batchSize) {
+    yield { importId, batchIndex, start, count: Math.min(batchSize, stagedCount - start) };
+  }
+}
+
+/** Adds the batches of an import to the queue, a thousand jobs per round trip. */
+export async function enqueueBatches(
+  queue: Queue<ImportBatchJobData>,
+  refs: Iterable<BatchRef>,
+): Promise<number> {
+  let chunk: BatchRef[] = [];
+  let added = 0;
+  const flush = async (): Promise<void> => {
+    if (chunk.length === 0) return;
+    await queue.addBulk(
+      chunk.map((ref) => ({
+        name: 'batch',
+        data: ref,
+        opts: { jobId: batchJobId(ref.importId, ref.batchIndex) },
+      })),
+    );
+    added += chunk.length;
+    chunk = [];
+  };
+  for (const ref of refs) {
+    chunk.push(ref);
+    if (chunk.length >= 1000) await flush();
+  }
+  await flush();
+  return added;
+}

@@ -1,0 +1,183 @@
+import { setMaxListeners } from 'node:events';
+/**
+ * The BullMQ adapter of a batch: takes a job, runs the core `runBatch`, and when a job
+ * is given up (attempts spent) reports its rows `unprocessed` so the import never hangs.
+ */
+import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { sleep } from '../execute/retry-policy.js';
+import { runBatch, type BatchDeps, type BatchReport } from '../execute/run-batch.js';
+import { IMPORT_QUEUE, type ImportBatchJobData } from './import-queue.js';
+import { dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
+import type { RequestGate } from './request-gate.js';
+
+export interface ImportWorkerOptions {
+  connection: ConnectionOptions;
+  prefix: string;
+  /** Batches one worker process runs at once. @defaultValue 4 */
+  concurrency?: number;
+  /**
+   * How long a job's lock lasts without renewal. A worker renews it every half period
+   * while alive; a worker that dies (SIGKILL) stops renewing, and the job is taken over
+   * once the lock expires and the stalled check runs. @defaultValue 30000
+   */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for. @defaultValue lockDurationMs */
+  stalledIntervalMs?: number;
+  deps: Omit<BatchDeps, 'onRateLimited' | 'signal'>;
+  /** Shared back-off: a 429 seen by one worker makes every worker wait. */
+  gate: RequestGate;
+  queue: Queue<ImportBatchJobData>;
+  logger: Logger;
+}
+
+/** Starts a worker on the import queue. */
+export function createImportWorker(
+  options: ImportWorkerOptions,
+): Worker<ImportBatchJobData, BatchReport> {
+  const { logger, queue } = options;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  const processor = async (
+    job: Job<ImportBatchJobData, BatchReport>,
+    token?: string,
+    signal?: AbortSignal,
+  ) => {
+    const log = logger.child({
+      importId: job.data.importId,
+      batchIndex: job.data.batchIndex,
+      jobId: job.id,
+    });
+    // every lookup and call of the batch listens to the one signal
+    if (signal) setMaxListeners(0, signal);
+    const report = await runBatch(job.data, {
+      ...options.deps,
+      signal,
+      // one 429 makes every worker wait out Retry-After: calls in flight through the shared
+      // gate, and new batches through the queue's rate limit
+      onRateLimited: async (retryAfterMs) => {
+        // a huge Retry-After must not stall every import for hours
+        const waitMs = Math.min(retryAfterMs, options.deps.retry.maxDelayMs);
+        await options.gate.pauseAll(waitMs);
+        await queue.rateLimit(waitMs);
+      },
+    });
+    log.debug({ report }, 'batch done');
+    if (report.resumedImport) {
+      log.info('the admin server answers again: import resumed');
+      await promoteDelayedBatches(queue, options.deps.store, job.data.importId);
+    }
+    if (report.paused) {
+      // the import is paused: this batch comes back after the cool-down, as a probe or to wait again
+      await job.moveToDelayed(Date.now() + options.deps.breaker.cooldownMs, token);
+      throw new DelayedError();
+    }
+    if (report.stoppedImport) {
+      log.warn({ reason: report.stoppedImport }, 'import stopped by its failure limit');
+      await dropPendingBatches(queue, options.deps, job.data.importId, {
+        errorCode: 'PORTER_FAILURE_LIMIT',
+        error: `not sent: ${report.stoppedImport}`,
+      });
+    }
+    return report;
+  };
+  const worker = new Worker<ImportBatchJobData, BatchReport>(IMPORT_QUEUE, processor, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency ?? 4,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? lockDuration,
+    // a batch whose worker keeps dying is tried this often before its rows are given up
+    maxStalledCount: 5,
+    // no cap of its own (the request gate caps requests); it lets queue.rateLimit() hold
+    // every worker back after a 429
+    limiter: { max: 1_000_000, duration: 1_000 },
+  });
+  // a worker that lost a batch's lock (Redis unreachable longer than the lock) stops that
+  // batch: another worker may already be running it
+  worker.on('lockRenewalFailed', (jobIds) => {
+    for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
+    logger.warn({ jobIds }, 'lost the lock of running batches; stopped them');
+  });
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    const attempts = job.opts.attempts ?? 1;
+    const log = logger.child({ importId: job.data.importId, batchIndex: job.data.batchIndex });
+    if (job.attemptsMade < attempts && !/stalled/i.test(error.message)) {
+      log.warn({ err: error, attemptsMade: job.attemptsMade }, 'batch failed; it will be retried');
+      return;
+    }
+    log.error({ err: error }, 'batch given up; its rows are reported unprocessed');
+    void recordUntilDone(
+      () =>
+        abandonBatch(
+          job.data,
+          { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${error.message}` },
+          options.deps,
+        ),
+      (attempt, abandonError) =>
+        log.error(
+          { err: abandonError, attempt },
+          'could not yet record the rows of a given-up batch',
+        ),
+    );
+  });
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  return worker;
+}
+
+/**
+ * Keeps trying to record a given-up batch's rows (Redis may be away for a while): a batch with
+ * no job left and rows without results would keep its import from ever settling.
+ */
+async function recordUntilDone(
+  record: () => Promise<void>,
+  onError: (attempt: number, error: unknown) => void,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await record();
+      return;
+    } catch (error) {
+      onError(attempt, error);
+      await sleep(Math.min(60_000, 500 * 2 ** Math.min(attempt, 7)));
+    }
+  }
+}
+
+/**
+ * Gives every row of a batch that has no result the result `unprocessed`, with the reason. A
+ * row the send journal shows was handed to the server is said to be possibly applied.
+ */
+export async function abandonBatch(
+  ref: ImportBatchJobData,
+  reason: { errorCode: string; error: string },
+  deps: Pick<BatchDeps, 'store' | 'journal'>,
+): Promise<void> {
+  const staged = await deps.store.readStaged(ref.importId, ref.start, ref.count);
+  const missing = new Set(
+    await deps.store.missingRows(
+      ref.importId,
+      staged.map((record) => record.row),
+    ),
+  );
+  const unsent = staged.filter((record) => missing.has(record.row));
+  const sent = new Set(
+    await deps.journal.sentAmong(
+      ref.importId,
+      unsent.map((record) => record.row),
+    ),
+  );
+  const results = unsent.map((record) => ({
+    row: record.row,
+    line: record.line,
+    sourceRow: record.sourceRow,
+    status: 'unprocessed' as const,
+    errorCode: reason.errorCode,
+    error: sent.has(record.row)
+      ? `${reason.error.replace(/^not sent: /, '')}; it was sent before and may have been applied: porter retry looks it up first`
+      : reason.error,
+    attempts: 0,
+    input: record.input,
+  }));
+  if (results.length > 0) await deps.store.recordResults(ref.importId, results);
+}

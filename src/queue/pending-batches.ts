@@ -1,0 +1,59 @@
+/** Drops the batches of an import still waiting in the queue, reporting their records unprocessed. */
+import type { Queue } from 'bullmq';
+import type { BatchDeps, BatchRef, BatchStore } from '../execute/run-batch.js';
+import { batchJobId, batchRefs, type ImportBatchJobData } from './import-queue.js';
+import { abandonBatch } from './import-worker.js';
+
+/**
+ * Removes every waiting or delayed batch job of the import and gives its rows an `unprocessed`
+ * result with the reason. A job a worker holds is left alone: the worker checks the import's
+ * state before each call. Returns the number of batches dropped.
+ */
+export async function dropPendingBatches(
+  queue: Queue<ImportBatchJobData>,
+  deps: Pick<BatchDeps, 'store' | 'journal'>,
+  importId: string,
+  reason: { errorCode: string; error: string },
+): Promise<number> {
+  const refs = await batchesOf(deps.store, importId);
+  let dropped = 0;
+  for (const ref of refs) {
+    const job = await queue.getJob(batchJobId(importId, ref.batchIndex));
+    if (!job) continue;
+    try {
+      await job.remove();
+    } catch {
+      continue;
+    }
+    await abandonBatch(ref, reason, deps);
+    dropped++;
+  }
+  return dropped;
+}
+
+/** Runs the import's delayed batches now (after a resume), instead of at their delay's end. */
+export async function promoteDelayedBatches(
+  queue: Queue<ImportBatchJobData>,
+  store: BatchStore,
+  importId: string,
+): Promise<number> {
+  let promoted = 0;
+  for (const ref of await batchesOf(store, importId)) {
+    const job = await queue.getJob(batchJobId(importId, ref.batchIndex));
+    if (!job || !(await job.isDelayed())) continue;
+    try {
+      await job.promote();
+      promoted++;
+    } catch {
+      // taken by a worker meanwhile
+    }
+  }
+  return promoted;
+}
+
+/** The batch refs of an import, as they were queued. */
+async function batchesOf(store: BatchStore, importId: string): Promise<BatchRef[]> {
+  const info = await store.get(importId);
+  if (!info) return [];
+  return [...batchRefs(importId, await store.stagedCount(importId), info.options.batchSize)];
+}

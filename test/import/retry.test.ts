@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retryImport } from '../../src/app/imports.js';
+import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+
+let pipeline: Pipeline;
+beforeAll(async () => {
+  pipeline = await startPipeline({ env: { PORTER_MAX_ATTEMPTS: '2' } });
+});
+afterAll(async () => {
+  await pipeline?.close();
+});
+
+describe('porter retry', () => {
+  it('starts a new import of exactly the failed and unprocessed records, with their original rows', async () => {
+    const client = pipeline.context.createAdminClient();
+    await client.postGroups([{ name: 'Retry Team' }]);
+    // rows 2 and 4 name a group that does not exist yet; the server refuses everything for row 5's batch
+    const text = csv(
+      ['Login', 'Teams'],
+      [
+        ['retry.one', 'Retry Team'],
+        ['retry.two', 'Later Team'],
+        ['retry.three', ''],
+        ['retry.four', 'Later Team'],
+      ],
+    );
+    const mapping = { columns: { Login: 'username', Teams: 'groups' }, ignore: [], defaults: {} };
+    const first = await pipeline.run(text, { resource: 'users', mode: 'upsert' }, { mapping });
+    expect(first.results.map((r) => r.status)).toEqual([
+      'succeeded',
+      'failed',
+      'succeeded',
+      'failed',
+    ]);
+
+    await client.postGroups([{ name: 'Later Team' }]);
+    const retry = await retryImport(pipeline.context, first.info.id);
+    expect(retry).toMatchObject({ retryOf: first.info.id, total: 2 });
+    const final = await pipeline.waitFinal(retry.id);
+    expect(final.state).toBe('completed');
+    const results = await pipeline.results(retry.id);
+    expect(results.map((r) => [r.row, r.sourceRow, r.key, r.status])).toEqual([
+      [1, 2, 'retry.two', 'succeeded'],
+      [2, 4, 'retry.four', 'succeeded'],
+    ]);
+    const [later] = await client.listGroups({ name: 'Later Team' });
+    expect(later?.users).toHaveLength(2);
+    await client.close();
+  });
+
+  it('refuses an import with nothing to retry, and one still running', async () => {
+    const done = await pipeline.run(csv(['username'], [['retry.clean']]), {
+      resource: 'users',
+      mode: 'upsert',
+    });
+    await expect(retryImport(pipeline.context, done.info.id)).rejects.toMatchObject({
+      code: 'PORTER_INPUT_EMPTY',
+    });
+  });
+});
