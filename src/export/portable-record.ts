@@ -1,0 +1,101 @@
+/**
+ * Records as the per-resource files carry them: ready to import again, here or on another
+ * server. References are names (users' `groups`, ACLs' `groupId`), because ids belong to one
+ * server; a group's `users` is left out, because membership travels once, with the users.
+ * Fields the spec does not know are left out, since an import would refuse them.
+ */
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+
+export interface PortableOptions {
+  /** The name of a group id, or undefined when no such group was found. */
+  groupName(id: number): string | undefined | Promise<string | undefined>;
+  /** CSV only: a name holding the list separator is written as its id. */
+  listSeparator?: string;
+  warn(message: string): void;
+}
+
+const DIGITS = /^\d+$/;
+
+/** Fields of each resource in spec order; groups' `users` is carried by the users' `groups`. */
+export const PORTABLE_FIELDS: { readonly [R in ResourceName]: readonly string[] } = {
+  users: Object.keys(RESOURCES.users.fields),
+  groups: Object.keys(RESOURCES.groups.fields).filter((field) => field !== 'users'),
+  acls: Object.keys(RESOURCES.acls.fields),
+};
+
+const KNOWN: { readonly [R in ResourceName]: ReadonlySet<string> } = {
+  users: new Set(Object.keys(RESOURCES.users.fields)),
+  groups: new Set(Object.keys(RESOURCES.groups.fields)),
+  acls: new Set(Object.keys(RESOURCES.acls.fields)),
+};
+
+/**
+ * What to write for a reference to group `id`: its name, or the id itself when the name would
+ * not read back as this group (unknown, digits only, spaces at the ends, holds the separator).
+ */
+function groupReference(
+  id: unknown,
+  name: string | undefined,
+  options: PortableOptions,
+  inList: boolean,
+): unknown {
+  if (typeof id !== 'number') return id;
+  let problem: string | undefined;
+  if (name === undefined) problem = 'was not among the groups read';
+  else if (name.trim() === '' || name !== name.trim()) problem = 'has spaces at its ends';
+  else if (DIGITS.test(name)) problem = 'has a name of digits only, which an import reads as an id';
+  else if (inList && options.listSeparator !== undefined && name.includes(options.listSeparator)) {
+    problem = `has "${options.listSeparator}" in its name, the list separator`;
+  }
+  if (problem === undefined) return name;
+  const label = name === undefined ? `group ${id}` : `group ${JSON.stringify(name)} (id ${id})`;
+  options.warn(`${label} ${problem}; referenced by its id, valid on this server only`);
+  return id;
+}
+
+/** Names of group ids; a promise only when some name has to be looked up. */
+function groupNames(
+  ids: readonly unknown[],
+  options: PortableOptions,
+): (string | undefined)[] | Promise<(string | undefined)[]> {
+  const names = ids.map((id) => (typeof id === 'number' ? options.groupName(id) : undefined));
+  return names.some((name) => name instanceof Promise)
+    ? Promise.all(names)
+    : (names as (string | undefined)[]);
+}
+
+/**
+ * The record as a per-resource file carries it. Synchronous unless a group has to be looked up
+ * (one created after the groups were read), so a million records cost no million promises.
+ */
+export function toPortable(
+  resource: ResourceName,
+  record: Readonly<Record<string, unknown>>,
+  options: PortableOptions,
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  const known = KNOWN[resource];
+  for (const field in record) {
+    if (!known.has(field)) {
+      options.warn(`${resource}: field "${field}" is not in the specification; left out`);
+    }
+  }
+  const portable: Record<string, unknown> = {};
+  for (const field of PORTABLE_FIELDS[resource]) {
+    if (record[field] !== undefined) portable[field] = record[field];
+  }
+  let ids: readonly unknown[] | undefined;
+  if (resource === 'users' && Array.isArray(portable.groups)) ids = portable.groups;
+  if (resource === 'acls' && portable.groupId !== undefined) ids = [portable.groupId];
+  if (ids === undefined) return portable;
+  const references = ids;
+  const apply = (names: (string | undefined)[]): Record<string, unknown> => {
+    const values = references.map((id, index) =>
+      groupReference(id, names[index], options, resource === 'users'),
+    );
+    if (resource === 'users') portable.groups = values;
+    else portable.groupId = values[0];
+    return portable;
+  };
+  const names = groupNames(references, options);
+  return names instanceof Promise ? names.then(apply) : apply(names);
+}
