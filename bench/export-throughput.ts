@@ -1,0 +1,132 @@
+import { Redis } from 'ioredis';
+/**
+ * Export speed and memory: a sandbox seeded with N users (default 1,000,000) is exported to
+ * CSV by a real worker process (`porter worker`), queued by a real `porter export --wait`.
+ * Prints records per second and the worker's peak resident memory (VmHWM), beside its
+ * resident memory before the export, so the cost of the export itself shows.
+ *
+ *   npx tsx bench/export-throughput.ts [--users 1000000] [--groups 60] [--format csv]
+ *
+ * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379); uses its own key prefix.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { deleteKeysWithPrefix } from '../src/util/redis.js';
+import type { ExportManifest } from '../src/export/manifest.js';
+import { startSandbox } from '../src/sandbox/server.js';
+
+const { values } = parseArgs({
+  options: {
+    users: { type: 'string', default: '1000000' },
+    groups: { type: 'string', default: '60' },
+    format: { type: 'string', default: 'csv' },
+  },
+});
+const users = Number(values.users);
+const groups = Number(values.groups);
+const format = values.format;
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `porter-bench-export-${process.pid}`;
+
+/** Resident memory of a running process in MiB: now (VmRSS) and its high-water mark (VmHWM). */
+async function memoryMiB(pid: number): Promise<{ rss: number; peak: number }> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string): number =>
+      Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
+    return { rss: field('VmRSS'), peak: field('VmHWM') };
+  } catch {
+    return { rss: 0, peak: 0 };
+  }
+}
+
+/** Lines of a file, counted while streaming it. */
+async function countLines(path: string): Promise<number> {
+  let lines = 0;
+  for await (const chunk of createReadStream(path)) {
+    for (const byte of chunk as Buffer) if (byte === 10) lines++;
+  }
+  return lines;
+}
+
+async function cleanup(): Promise<void> {
+  await deleteKeysWithPrefix(redisUrl, prefix);
+}
+
+const outDir = await mkdtemp(join(tmpdir(), 'porter-bench-export-'));
+const seedStarted = performance.now();
+const sandbox = await startSandbox({ port: 0, seed: { users, groups, acls: groups * 3 } });
+console.log(
+  `sandbox seeded with ${users} users, ${groups} groups in ${((performance.now() - seedStarted) / 1000).toFixed(1)}s`,
+);
+const env = {
+  ...process.env,
+  REDIS_URL: redisUrl,
+  PORTER_PREFIX: prefix,
+  ADMIN_BASE_URL: sandbox.url,
+  PORTER_EXPORT_DIR: outDir,
+  LOG_LEVEL: 'warn',
+};
+const worker = spawn('node', ['bin/porter.js', 'worker'], { env, stdio: 'inherit' });
+try {
+  // wait until the worker listens on the export queue
+  const redis = new Redis(redisUrl);
+  for (let tries = 0; ; tries++) {
+    const clients = (await redis.client('LIST')) as string;
+    if (clients.includes(`${prefix}:exports`) || tries > 100) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  redis.disconnect();
+  const before = await memoryMiB(worker.pid!);
+  let peak = before.peak;
+  const sampler = setInterval(() => {
+    void memoryMiB(worker.pid!).then((memory) => (peak = Math.max(peak, memory.peak)));
+  }, 200);
+  const started = performance.now();
+  const producer = spawn(
+    'node',
+    ['bin/porter.js', 'export', '--resource', 'users', '--format', format, '--wait'],
+    { env, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const [code] = (await once(producer, 'exit')) as [number];
+  const wallSeconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  peak = Math.max(peak, (await memoryMiB(worker.pid!)).peak);
+  if (code !== 0) throw new Error(`porter export exited ${code}`);
+
+  const [runId] = await readdir(outDir);
+  const runDir = join(outDir, runId!);
+  const manifest = JSON.parse(
+    await readFile(join(runDir, 'manifest.json'), 'utf8'),
+  ) as ExportManifest;
+  const file = manifest.files[0]!;
+  const lines = await countLines(join(runDir, file.name));
+  const expectedLines = format === 'csv' ? users + 1 : format === 'json' ? users + 2 : users;
+  if (manifest.counts.users !== users || lines !== expectedLines) {
+    throw new Error(
+      `expected ${users} users, manifest says ${manifest.counts.users}, ${lines} lines`,
+    );
+  }
+  const exportSeconds = (Date.parse(manifest.finishedAt) - Date.parse(manifest.startedAt)) / 1000;
+  console.log(`exported ${users} users to ${file.name}: ${(file.bytes / 2 ** 20).toFixed(0)} MiB`);
+  console.log(
+    `export run:          ${(users / exportSeconds).toFixed(0)} records/s (${exportSeconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `end to end (queue):  ${(users / wallSeconds).toFixed(0)} records/s (${wallSeconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `worker memory: ${before.rss.toFixed(0)} MiB resident before, peak ${peak.toFixed(0)} MiB (VmHWM)`,
+  );
+} finally {
+  worker.kill('SIGTERM');
+  await once(worker, 'exit').catch(() => {});
+  await sandbox.close();
+  await rm(outDir, { recursive: true, force: true });
+  await cleanup();
+}
