@@ -61,7 +61,10 @@ export class AdminConnectionError extends AdminError {
   }
 }
 
-/** The request went out and no answer came back: the server may or may not have applied it. */
+/**
+ * The request went out and no answer came back (reset, timeout, an answer that broke off).
+ * A write may or may not have been applied: ambiguous. A GET changes nothing: transient.
+ */
 export class AdminNoAnswerError extends AdminError {
   constructor(message: string, info: AdminErrorInfo, cause?: unknown) {
     super('ADMIN_NO_ANSWER', message, info, cause);
@@ -77,13 +80,20 @@ export class AdminBadResponseError extends AdminError {
   }
 }
 
+/** Methods that change nothing on the server: when they go unanswered, nothing is in doubt. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
 /**
- * Transient: retrying the same request can help (connection refused, 408, 429, 502, 503, 504).
+ * Transient: retrying the same request can help (connection refused, 408, 429, 502, 503, 504,
+ * and a GET that got no answer: it cannot have changed anything).
  * Permanent: it cannot (400, 401, 403, 404, 409, 413, 422 and other 4xx).
- * Ambiguous: the request was sent and we do not know what it did (no answer, 500, a bad body):
- * look before resending anything that is not idempotent.
+ * Ambiguous: a write was sent and we do not know what it did (no answer, 500, a bad body):
+ * look before resending it.
  */
 export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof AdminNoAnswerError && SAFE_METHODS.has(error.method.toUpperCase())) {
+    return 'transient';
+  }
   if (error instanceof AdminHttpError) {
     const status = error.status ?? 0;
     if (TRANSIENT_STATUSES.has(status)) return 'transient';

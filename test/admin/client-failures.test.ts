@@ -113,19 +113,61 @@ describe('the admin client classifies every failure once', () => {
     expect(await failureOf((client) => client.listUsers())).toBeInstanceOf(AdminBadResponseError);
   });
 
-  it('a request sent and never answered is ambiguous', async () => {
+  const WRITES: [string, (client: AdminClient) => Promise<unknown>][] = [
+    ['PUT', (client) => client.putUsers([{ username: 'a' }])],
+    ['POST', (client) => client.postUsers([{ username: 'a' }])],
+    ['DELETE', (client) => client.deleteUsers([{ username: 'a' }])],
+  ];
+  const READS: [string, (client: AdminClient) => Promise<unknown>][] = [
+    ['GET', (client) => client.listUsers({ username: 'a' })],
+    [
+      'GET (streamed)',
+      async (client) => {
+        for await (const _record of client.stream('users')) void _record;
+      },
+    ],
+  ];
+
+  it.each(WRITES)('a %s sent and never answered (reset) is ambiguous', async (_method, call) => {
     answer = (request) => request.socket.destroy();
-    const error = await failureOf((client) => client.postUsers([{ username: 'a' }]));
+    const error = await failureOf(call);
     expect(error).toBeInstanceOf(AdminNoAnswerError);
     expect(classifyFailure(error)).toBe('ambiguous');
   });
 
-  it('a timeout is ambiguous', async () => {
+  it.each(WRITES)('a %s whose answer times out is ambiguous', async (_method, call) => {
     answer = () => {}; // never answers
-    const error = await failureOf((client) => client.putUsers([{ username: 'a' }]), {
-      requestTimeoutMs: 200,
-    });
+    const error = await failureOf(call, { requestTimeoutMs: 200 });
+    expect(error).toBeInstanceOf(AdminNoAnswerError);
     expect(classifyFailure(error)).toBe('ambiguous');
+  });
+
+  it.each(READS)(
+    'a %s never answered (reset) is transient: a read changes nothing',
+    async (_m, call) => {
+      answer = (request) => request.socket.destroy();
+      const error = await failureOf(call);
+      expect(error).toBeInstanceOf(AdminNoAnswerError);
+      expect(error).toMatchObject({ code: 'ADMIN_NO_ANSWER', method: 'GET' });
+      expect(classifyFailure(error)).toBe('transient');
+    },
+  );
+
+  it.each(READS)('a %s whose answer times out is transient', async (_method, call) => {
+    answer = () => {}; // never answers
+    const error = await failureOf(call, { requestTimeoutMs: 200 });
+    expect(error).toBeInstanceOf(AdminNoAnswerError);
+    expect(classifyFailure(error)).toBe('transient');
+  });
+
+  it('a GET whose answer breaks off midway is transient', async () => {
+    answer = (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('[{"userId":1},{"userId"', () => response.socket?.destroy());
+    };
+    const error = await failureOf((client) => client.listUsers());
+    expect(error).toBeInstanceOf(AdminNoAnswerError);
+    expect(classifyFailure(error)).toBe('transient');
   });
 
   it('a refused connection is transient: nothing was sent', async () => {
