@@ -1,9 +1,11 @@
 /**
- * `--keep N`: after a successful scheduled run, older runs of the same schedule beyond the N
- * newest are removed. Only directories porter made are candidates: the name is an export id
+ * `--keep N`: after a successful scheduled run, runs of the same schedule beyond the N newest
+ * are removed, but only runs older than the current one: the current run and any run newer
+ * than it (a later run that finished first) are never candidates, so a slow run can never
+ * remove a newer one. Only directories porter made are candidates: the name is an export id
  * and the manifest is porter's, names this schedule and this id. Only the files the manifest
  * lists (and the manifest) are deleted, then the directory if that left it empty; anything
- * else in it stays, and so does the directory. The current run is never a candidate.
+ * else in it stays, and so does the directory.
  */
 import { readdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,7 +20,20 @@ export interface RetentionResult {
   keptForeign: string[];
 }
 
-/** Keeps the `keep` newest completed runs of `schedule` in `scheduleDir` (current included). */
+/** The time part of an export id (`exp_<time>_…`): ids compare by it, oldest first. */
+function timeOf(id: string): string {
+  return id.slice(4, 23);
+}
+
+/** Whether run `id` began strictly before run `currentId`. */
+export function isOlderRun(id: string, currentId: string): boolean {
+  return timeOf(id) < timeOf(currentId);
+}
+
+/**
+ * Keeps the `keep` newest completed runs of `schedule` in `scheduleDir` (current included);
+ * of the others, removes only those older than the current run.
+ */
 export async function applyRetention(options: {
   scheduleDir: string;
   schedule: string;
@@ -36,8 +51,11 @@ export async function applyRetention(options: {
     if (manifest?.id === entry.name && manifest.schedule === schedule) runs.push(entry.name);
   }
   // ids sort by time; the current run counts as one of the kept, whatever its place
+  if (!runs.includes(currentId)) runs.push(currentId);
   runs.sort().reverse();
-  const older = runs.filter((id) => id !== currentId).slice(Math.max(0, keep - 1));
+  // beyond the `keep` newest, only runs that began before the current one may go: the current
+  // run and anything newer (a later run that finished first) always stay
+  const older = runs.slice(keep).filter((id) => isOlderRun(id, currentId));
   for (const id of older) {
     const dir = join(scheduleDir, id);
     const manifest = await readManifest(dir);

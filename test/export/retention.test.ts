@@ -71,7 +71,9 @@ describe('applyRetention', () => {
   });
 
   it('never removes the current run, even when it is not the newest', async () => {
+    // an older run that finishes after a newer one: it may remove runs older than itself only
     const dir = join(scheduleDir, 'clock-skew');
+    const oldest = await fakeRun(dir, 'skewed', Date.UTC(2026, 4, 31));
     const newer = await fakeRun(dir, 'skewed', Date.UTC(2026, 5, 2));
     const current = await fakeRun(dir, 'skewed', Date.UTC(2026, 5, 1));
     const result = await applyRetention({
@@ -80,8 +82,23 @@ describe('applyRetention', () => {
       keep: 1,
       currentId: current,
     });
-    expect(result.removed).toEqual([newer]);
-    expect(await readdir(dir)).toEqual([current]);
+    expect(result.removed).toEqual([oldest]);
+    expect((await readdir(dir)).sort()).toEqual([current, newer].sort());
+  });
+
+  it('counts the current run among the kept even before its manifest is there', async () => {
+    const dir = join(scheduleDir, 'no-manifest-yet');
+    const older = await fakeRun(dir, 'early', Date.UTC(2026, 5, 1));
+    const current = newExportId(Date.UTC(2026, 5, 3));
+    await mkdir(join(dir, current));
+    const result = await applyRetention({
+      scheduleDir: dir,
+      schedule: 'early',
+      keep: 2,
+      currentId: current,
+    });
+    expect(result.removed).toEqual([]);
+    expect((await readdir(dir)).sort()).toEqual([current, older].sort());
   });
 });
 
