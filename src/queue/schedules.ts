@@ -35,7 +35,10 @@ function usage(message: string): PorterError {
   return new PorterError('PORTER_USAGE', message);
 }
 
-/** Checks a schedule up front (name, cron pattern, time zone, keep); throws PORTER_USAGE. */
+/**
+ * Checks a schedule up front (name, cron pattern, time zone, keep); throws PORTER_USAGE. A
+ * pattern must have 5 fields, or 6 with seconds first.
+ */
 export function checkSchedule(
   definition: ScheduleDefinition,
   now = Date.now(),
@@ -67,6 +70,15 @@ export function checkSchedule(
   }
   if (next === undefined || !Number.isFinite(next)) {
     throw usage(`Cron pattern ${JSON.stringify(cron)} never runs; use a pattern like "0 2 * * *".`);
+  }
+  // the parser takes fewer fields (and fills the rest in): a pattern that runs far more often
+  // than meant would be stored
+  const fields = cron.trim().split(/\s+/).length;
+  if (fields !== 5 && fields !== 6) {
+    throw usage(
+      `Cron pattern ${JSON.stringify(cron)} has ${fields} field${fields === 1 ? '' : 's'}; ` +
+        'use 5 fields like "0 2 * * *", or 6 with seconds first.',
+    );
   }
   if (keep !== undefined && (!Number.isInteger(keep) || keep < 1)) {
     throw usage(`keep must be a whole number above 0, got ${String(keep)}.`);
