@@ -6,7 +6,14 @@
 import type { Readable } from 'node:stream';
 import type { BatchRef } from '../execute/run-batch.js';
 import { PorterError } from '../errors/porter-error.js';
-import { ingest, type IngestItem, type InputFormat, type Mapping } from '../ingest/index.js';
+import {
+  checkIngestOptions,
+  ingest,
+  type IngestItem,
+  type IngestOptions,
+  type InputFormat,
+  type Mapping,
+} from '../ingest/index.js';
 import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
@@ -44,6 +51,20 @@ export async function submitImport(
   // an upload can break before ingest starts reading it; the error then surfaces when it reads
   if (isEmitter(request.source)) request.source.on('error', () => {});
   const mapping = request.mapping ?? request.options.mapping;
+  const { options } = request;
+  const ingestOptions: IngestOptions = {
+    resource: options.resource,
+    mode: options.mode,
+    format: request.format,
+    fileName: request.fileName,
+    contentType: request.contentType,
+    delimiter: options.delimiter,
+    listSeparator: options.listSeparator,
+    mapping,
+    emptyAsClear: options.emptyAsClear,
+  };
+  // a request that cannot work is refused before an import is stored for it
+  checkIngestOptions(ingestOptions);
   const created = await store.create({
     options: { ...request.options, mapping },
     source: request.fileName,
@@ -51,20 +72,9 @@ export async function submitImport(
   });
   deps.onCreated?.(created);
   const importId = created.id;
-  const { options } = request;
   const receiving = new Receiving(importId, deps, options);
   try {
-    const { header, items } = ingest(request.source, {
-      resource: options.resource,
-      mode: options.mode,
-      format: request.format,
-      fileName: request.fileName,
-      contentType: request.contentType,
-      delimiter: options.delimiter,
-      listSeparator: options.listSeparator,
-      mapping,
-      emptyAsClear: options.emptyAsClear,
-    });
+    const { header, items } = ingest(request.source, ingestOptions);
     let columnsSaved = false;
     for await (const item of items) {
       if (!columnsSaved) {
@@ -211,6 +221,7 @@ function invalidResult(item: Extract<IngestItem, { kind: 'invalid' }>): RecordRe
     row: item.row,
     line: item.line,
     sourceRow: sourceRowOf(item.input),
+    key: item.key,
     status: 'failed',
     errorCode: item.errorCode,
     field: item.field,

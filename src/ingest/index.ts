@@ -33,7 +33,7 @@
  */
 export { ingest, type IngestRun } from './ingest.js';
 export type { IngestSource } from './byte-source.js';
-export type { IngestOptions } from './options.js';
+export { checkIngestOptions, type IngestOptions } from './options.js';
 export { CSV_DELIMITERS, DEFAULT_LIST_SEPARATOR, MAX_RECORD_BYTES } from './options.js';
 export type { IngestHeader, IngestItem } from './types.js';
 export { INPUT_FORMATS, detectFormat, type InputFormat } from './detect-format.js';

@@ -4,7 +4,7 @@ import { PorterError } from '../errors/porter-error.js';
 import { IMPORT_MODES, type ImportMode } from '../model/import.js';
 import type { InputFormat } from './detect-format.js';
 import { INPUT_FORMATS } from './detect-format.js';
-import type { Mapping } from './mapping.js';
+import { checkMappingFields, type Mapping } from './mapping.js';
 
 export interface IngestOptions {
   resource: ResourceName;
@@ -89,4 +89,13 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     mapping: options.mapping,
     emptyAsClear: options.emptyAsClear ?? false,
   };
+}
+
+/**
+ * Checks the options and the mapping against the resource without reading anything, so a
+ * caller can refuse a bad request (PORTER_USAGE / PORTER_MAPPING_INVALID) before it stores it.
+ */
+export function checkIngestOptions(options: IngestOptions): void {
+  const settings = resolveIngestOptions(options);
+  if (settings.mapping !== undefined) checkMappingFields(settings.mapping, settings.resource);
 }

@@ -5,7 +5,7 @@
  */
 import { RESOURCES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import type { ColumnResolver } from './columns.js';
+import { unknownColumnsError, type ColumnResolver } from './columns.js';
 import { coerceJson, coerceText } from './coerce.js';
 import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
 import type { IngestSettings } from './options.js';
@@ -78,14 +78,12 @@ export class RecordBuilder {
       const target = this.resolver.resolve(column);
       if (target.kind === 'ignore') continue;
       if (target.kind === 'unknown') {
-        problems.push({
-          field: column,
-          value: given,
-          message:
-            `field "${column}" is not a field of ${this.settings.resource}; ` +
-            'rename it, or map or ignore it in a mapping file',
+        // like an unknown CSV column, an unknown JSON key stops the import: nothing is sent
+        // before the whole upload is read, so stopping at any record is still in time
+        const error = unknownColumnsError([column], this.settings.resource);
+        throw new PorterError(error.code, `Row ${raw.row}: ${error.message}`, {
+          details: { ...error.details, row: raw.row, field: column },
         });
-        continue;
       }
       if (target.kind === 'service') {
         if (given !== '' && given !== null && given !== undefined) {
@@ -128,20 +126,26 @@ export class RecordBuilder {
         message: `field "${missing.field}" ${missing.reason}`,
       });
     }
-    if (problems.length > 0) return this.invalid(raw, problems);
+    if (problems.length > 0) return this.invalid(raw, problems, record);
     warnings.push(...recordWarnings(this.settings.resource, record));
     return { kind: 'record', row: raw.row, line: raw.line, input: raw.input, record, warnings };
   }
 
-  private invalid(raw: RawRecord, problems: readonly Problem[]): IngestItem {
+  private invalid(
+    raw: RawRecord,
+    problems: readonly Problem[],
+    record: Record<string, unknown> = {},
+  ): IngestItem {
     const [first] = problems;
     const text = problems.map((problem) => problem.message).join('; ');
+    const key = record[RESOURCES[this.settings.resource].keyField];
     return {
       kind: 'invalid',
       row: raw.row,
       line: raw.line,
       input: raw.input,
       errorCode: 'PORTER_ROW_INVALID',
+      key: typeof key === 'string' && key.trim() !== '' ? key : undefined,
       field: first.field,
       value: first.value,
       error: `row ${raw.row}: ${text}`,

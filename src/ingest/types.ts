@@ -20,6 +20,8 @@ export type IngestItem =
       line?: number;
       input: Record<string, unknown>;
       errorCode: 'PORTER_ROW_INVALID';
+      /** The record's key (username, group or ACL name) when it was given and valid. */
+      key?: string;
       /** The (first) field the error is about. */
       field?: string;
       /** Its value as given. */

@@ -82,8 +82,30 @@ describe('porter import', () => {
       'create',
       '--wait',
     ]);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^imp_\w+$/m);
     expect(result.stderr).toMatch(/favouriteColour.*\[PORTER_INPUT_UNKNOWN_COLUMN\]/);
+    const id = result.stdout.trim();
+    expect(await pipeline.context.store.get(id)).toMatchObject({ state: 'failed' });
+  });
+
+  it('refuses a request that cannot work before any import is stored for it (exit 64)', async () => {
+    const file = join(dir, 'acls.csv');
+    await writeFile(file, csv(['name', 'groupId'], [['Read', '1']]));
+    const result = await porter(['import', file, '--resource', 'acls', '--mode', 'delete']);
+    expect(result.code).toBe(64);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/ACLs cannot be deleted.*\[PORTER_USAGE\]/);
+    const missing = await porter([
+      'import',
+      join(dir, 'nope.csv'),
+      '--resource',
+      'users',
+      '--mode',
+      'create',
+    ]);
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toMatch(/cannot read .*nope\.csv: ENOENT/);
   });
 
   it('a bad option value stops with a message naming it', async () => {

@@ -46,19 +46,15 @@ describe('columns to fields', () => {
     expect(clash.error?.message).toMatch(/both fill field "username"/);
   });
 
-  it('make a JSON record with an unknown key invalid, naming the key (JSON has no header to stop at)', async () => {
-    const items = await ingestItems(
-      '[{"username":"alice","Department":"Sales"},{"UserName":"bob"}]',
+  it('stop a JSON upload at an unknown key, naming the row and the key, like a CSV column', async () => {
+    const outcome = await runIngest(
+      '[{"username":"alice"},{"username":"bob","Department":"Sales"},{"UserName":"carol"}]',
     );
-    expect(items[0]).toMatchObject({
-      kind: 'invalid',
-      row: 1,
-      field: 'Department',
-      value: 'Sales',
-      error:
-        'row 1: field "Department" is not a field of users; rename it, or map or ignore it in a mapping file',
-    });
-    expect(items[1]).toMatchObject({ kind: 'record', record: { username: 'bob' } });
+    expect(outcome.error?.code).toBe('PORTER_INPUT_UNKNOWN_COLUMN');
+    expect(outcome.error?.message).toMatch(/^Row 2: Column "Department" matches no field of users/);
+    expect(outcome.error?.details).toMatchObject({ row: 2, field: 'Department' });
+    const ndjson = await runIngest('{"username":"alice","shoe":1}\n');
+    expect(ndjson.error?.message).toMatch(/^Row 1: Column "shoe"/);
   });
 
   it('give JSON headers the keys of the first record', async () => {

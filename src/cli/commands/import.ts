@@ -1,11 +1,11 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
-import { PorterError } from '../../errors/porter-error.js';
+import { isPorterError, PorterError } from '../../errors/porter-error.js';
 import { loadMapping } from '../../ingest/index.js';
 import { IMPORT_MODES, type ImportInfo, type ImportMode } from '../../model/import.js';
 import { oneOf, positiveInteger } from '../options.js';
@@ -32,6 +32,17 @@ export function importExitCode(info: ImportInfo): number {
   if (info.state === 'completed') return 0;
   if (info.state === 'completed_with_errors') return 2;
   return 1;
+}
+
+/**
+ * Once the import exists, an error that ends it (unreadable, empty or broken upload, unknown
+ * column) ends the command with exit 1 like any failed import; errors before it keep their codes.
+ */
+function endFailedImport(exists: boolean, error: unknown): undefined {
+  if (!exists || !isPorterError(error)) throw error;
+  console.error(`porter: ${error.message} [${error.code}]`);
+  process.exitCode = 1;
+  return undefined;
 }
 
 export function registerImportCommand(program: Command): void {
@@ -80,8 +91,17 @@ export function registerImportCommand(program: Command): void {
           '--report needs --wait (or use: porter report ID --out FILE)',
         );
       }
+      if (file !== '-') {
+        await access(file).catch((error: NodeJS.ErrnoException) => {
+          throw new PorterError(
+            'PORTER_USAGE',
+            `cannot read ${file}: ${error.code ?? error.message}`,
+          );
+        });
+      }
       const source = file === '-' ? process.stdin : createReadStream(file);
       await withContext(async (context) => {
+        let exists = false;
         const info = await startImport(
           context,
           {
@@ -99,8 +119,12 @@ export function registerImportCommand(program: Command): void {
             fileName: file === '-' ? undefined : basename(file),
             mapping,
           },
-          (created) => console.log(created.id),
-        );
+          (created) => {
+            exists = true;
+            console.log(created.id);
+          },
+        ).catch((error: unknown) => endFailedImport(exists, error));
+        if (info === undefined) return;
         if (!options.wait) {
           console.error(
             `queued: ${info.total} records in ${info.batches} batches; follow with: porter status ${info.id}`,
