@@ -42,6 +42,13 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary: 'Missing or wrong bearer token for the porter API.',
   },
+  PORTER_UNSUPPORTED_MEDIA_TYPE: {
+    httpStatus: 415,
+    exitCode: 64,
+    kind: 'permanent',
+    summary:
+      'The upload has a content type porter does not read; send multipart/form-data, text/csv, application/json or application/x-ndjson.',
+  },
   PORTER_UPLOAD_TOO_LARGE: {
     httpStatus: 413,
     exitCode: 65,

@@ -70,7 +70,7 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
   app.addHook('onRequest', async (request) => {
-    if (request.url === '/healthz') return;
+    if (request.routeOptions.url === '/healthz') return;
     checkBearer(request.headers.authorization, options.token);
   });
   await app.register(importRoutes, { context: options.context, maxUploadBytes });

@@ -9,6 +9,12 @@ export function toPorterError(error: unknown): PorterError {
   if (fastifyError.code === 'FST_REQ_FILE_TOO_LARGE' || fastifyError.statusCode === 413) {
     return new PorterError('PORTER_UPLOAD_TOO_LARGE', fastifyError.message ?? 'upload too large');
   }
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fastifyError.statusCode === 415) {
+    return new PorterError(
+      'PORTER_UNSUPPORTED_MEDIA_TYPE',
+      `${fastifyError.message ?? 'unsupported media type'}; send multipart/form-data, text/csv, application/json or application/x-ndjson`,
+    );
+  }
   if (fastifyError.validation || (fastifyError.statusCode && fastifyError.statusCode < 500)) {
     return new PorterError('PORTER_USAGE', fastifyError.message ?? 'bad request');
   }

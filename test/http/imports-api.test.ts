@@ -28,6 +28,7 @@ async function finalState(id: string): Promise<{ state: string; counts: Record<s
 describe('producer HTTP API', () => {
   it('the health check needs no token; every other route does', async () => {
     expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${baseUrl}/healthz?probe=1`)).status).toBe(200);
     const noToken = await fetch(`${baseUrl}/v1/imports`);
     expect(noToken.status).toBe(401);
     expect(await noToken.json()).toMatchObject({ error: { code: 'PORTER_UNAUTHORIZED' } });
@@ -176,6 +177,35 @@ describe('producer HTTP API', () => {
       body: form,
     });
     expect(multipart.status).toBe(413);
+  });
+
+  it('a multipart file just under the limit is taken, though its envelope is over it', async () => {
+    let text = 'username\n';
+    for (let index = 0; text.length < 64 * 1024 - 40; index++) text += `near.${index}\n`;
+    const form = new FormData();
+    form.append('resource', 'users');
+    form.append('mode', 'create');
+    form.append('file', new Blob([text], { type: 'text/csv' }), 'near.csv');
+    const response = await fetch(`${baseUrl}/v1/imports`, {
+      method: 'POST',
+      headers: auth,
+      body: form,
+    });
+    expect(response.status).toBe(202);
+    const { id } = (await response.json()) as { id: string };
+    expect((await finalState(id)).state).toBe('completed');
+  });
+
+  it('an upload of a type porter does not read gets 415', async () => {
+    const response = await fetch(`${baseUrl}/v1/imports?resource=users&mode=create`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/octet-stream' },
+      body: 'username\nx\n',
+    });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toMatchObject({
+      error: { code: 'PORTER_UNSUPPORTED_MEDIA_TYPE' },
+    });
   });
 
   it('DELETE cancels; an unknown id is 404', async () => {

@@ -23,6 +23,9 @@ export interface ImportRoutesOptions {
   maxUploadBytes: number;
 }
 
+/** Room for a multipart body's option fields (the mapping among them) and boundaries. */
+const MULTIPART_ENVELOPE_BYTES = 1024 * 1024;
+
 const RAW_TYPES = ['text/csv', 'application/json', 'application/x-ndjson', 'text/plain'];
 
 const importSchema = {
@@ -103,8 +106,11 @@ export async function importRoutes(
       },
     },
     async (request, reply) => {
+      // early refusal on the declared length; a multipart body also carries option fields and
+      // boundaries, so it gets room for them; the file itself is counted exactly as it streams
       const declared = Number(request.headers['content-length'] ?? 0);
-      if (declared > maxUploadBytes) throw uploadTooLarge(maxUploadBytes);
+      const envelope = request.isMultipart() ? MULTIPART_ENVELOPE_BYTES : 0;
+      if (declared > maxUploadBytes + envelope) throw uploadTooLarge(maxUploadBytes);
       const upload = request.isMultipart()
         ? await multipartUpload(request, maxUploadBytes)
         : rawUpload(request, maxUploadBytes);
