@@ -4,7 +4,12 @@
  */
 import { errors as undiciErrors } from 'undici';
 import { AdminBadResponseError, AdminHttpError } from './errors.js';
-import { RESOURCES, type ResourceName, type ResourceRecordMap } from './resources.js';
+import {
+  RESOURCES,
+  type ResourceDescriptor,
+  type ResourceName,
+  type ResourceRecordMap,
+} from './resources.js';
 import { adminErrorBodySchema } from './schemas.js';
 
 /** The records of a 2xx answer; an error body under 2xx is the server refusing. */
@@ -35,8 +40,16 @@ export function parseRecords<R extends ResourceName>(
       info,
     );
   }
-  const schema = RESOURCES[resource].schema;
-  return data.map((item) => checkRecord(schema, item, info));
+  return data.map((item) => checkRecord(answerSchema(resource, info.method), item, info));
+}
+
+/** The schema a record of an answer must meet: GET answers need ids, write answers ids and keys. */
+export function answerSchema<R extends ResourceName>(
+  resource: R,
+  method: string,
+): ResourceDescriptor<R>['schema'] {
+  const descriptor: ResourceDescriptor<R> = RESOURCES[resource];
+  return method === 'GET' ? descriptor.readAnswerSchema : descriptor.writeAnswerSchema;
 }
 
 export function checkRecord<T>(

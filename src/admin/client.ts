@@ -13,6 +13,7 @@ import {
   type AdminErrorInfo,
 } from './errors.js';
 import {
+  answerSchema,
   checkRecord,
   describe,
   isUndiciSocketError,
@@ -198,7 +199,7 @@ export class AdminClient {
     // bound, so it is judged exactly as get() judges it.
     const head: Buffer[] = [];
     let headBytes = 0;
-    const schema = RESOURCES[resource].schema;
+    const schema = answerSchema(resource, 'GET');
     try {
       for await (const chunk of response.body) {
         const bytes = chunk as Buffer;

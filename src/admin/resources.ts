@@ -2,11 +2,17 @@
 import type { z } from 'zod';
 import {
   aclFields,
+  aclReadAnswerSchema,
   aclRecordSchema,
+  aclWriteAnswerSchema,
   groupFields,
+  groupReadAnswerSchema,
   groupRecordSchema,
+  groupWriteAnswerSchema,
   userFields,
+  userReadAnswerSchema,
   userRecordSchema,
+  userWriteAnswerSchema,
   type AclRecord,
   type GroupRecord,
   type UserRecord,
@@ -33,7 +39,12 @@ export interface ResourceDescriptor<R extends ResourceName = ResourceName> {
   readonly keyField: 'username' | 'name';
   /** Field types, keyed by field name. */
   readonly fields: Readonly<Record<string, z.ZodType>>;
+  /** A record as requests carry it: every field optional. */
   readonly schema: z.ZodType<ResourceRecordMap[R]>;
+  /** A record of a GET answer: its id required, other fields as they come. */
+  readonly readAnswerSchema: z.ZodType<ResourceRecordMap[R]>;
+  /** A record of a PUT, POST or DELETE answer: its id and key required (ACLs: id and groupId). */
+  readonly writeAnswerSchema: z.ZodType<ResourceRecordMap[R]>;
   /** Fields the service fills in and never takes from an upload. */
   readonly serviceFields: readonly string[];
 }
@@ -47,6 +58,8 @@ export const RESOURCES: { readonly [R in ResourceName]: ResourceDescriptor<R> } 
     keyField: 'username',
     fields: userFields,
     schema: userRecordSchema,
+    readAnswerSchema: userReadAnswerSchema,
+    writeAnswerSchema: userWriteAnswerSchema,
     serviceFields: [],
   },
   groups: {
@@ -57,6 +70,8 @@ export const RESOURCES: { readonly [R in ResourceName]: ResourceDescriptor<R> } 
     keyField: 'name',
     fields: groupFields,
     schema: groupRecordSchema,
+    readAnswerSchema: groupReadAnswerSchema,
+    writeAnswerSchema: groupWriteAnswerSchema,
     serviceFields: ['acls'],
   },
   acls: {
@@ -67,6 +82,8 @@ export const RESOURCES: { readonly [R in ResourceName]: ResourceDescriptor<R> } 
     keyField: 'name',
     fields: aclFields,
     schema: aclRecordSchema,
+    readAnswerSchema: aclReadAnswerSchema,
+    writeAnswerSchema: aclWriteAnswerSchema,
     serviceFields: [],
   },
 };

@@ -69,6 +69,28 @@ export const aclRecordSchema = z.looseObject(aclFields).partial();
 export const groupRecordSchema = z.looseObject(groupFields).partial();
 export const userRecordSchema = z.looseObject(userFields).partial();
 
+/**
+ * Answers of a GET: fields may be missing (the spec says so of ldapDn, of strings a record never
+ * had), but every record carries its id: a record without one cannot be read back or written.
+ */
+export const aclReadAnswerSchema = aclRecordSchema.required({ id: true }).extend({
+  id: z.string().min(1),
+});
+export const groupReadAnswerSchema = groupRecordSchema.required({ id: true });
+export const userReadAnswerSchema = userRecordSchema.required({ userId: true });
+
+/**
+ * Answers of PUT, POST and DELETE: each record carries its id and its key (users: userId and
+ * username; groups: id and name; ACLs: id and groupId). The spec's DELETE answers do too: a
+ * deleted group comes back as it was, a deleted user with its userId and username (type null,
+ * status "", groups []).
+ */
+export const aclWriteAnswerSchema = aclRecordSchema.required({ id: true, groupId: true }).extend({
+  id: z.string().min(1),
+});
+export const groupWriteAnswerSchema = groupRecordSchema.required({ id: true, name: true });
+export const userWriteAnswerSchema = userRecordSchema.required({ userId: true, username: true });
+
 export type AclRecord = z.infer<typeof aclRecordSchema>;
 export type GroupRecord = z.infer<typeof groupRecordSchema>;
 export type UserRecord = z.infer<typeof userRecordSchema>;

@@ -179,6 +179,99 @@ describe('the admin client classifies every failure once', () => {
   });
 });
 
+describe('answers are checked against the spec', () => {
+  it('a create answer of records without id and key is a bad answer, ambiguous for a write', async () => {
+    respond(200, [{}, { bogus: 1 }]);
+    const error = await failureOf((client) =>
+      client.postUsers([{ username: 'a' }, { username: 'b' }]),
+    );
+    expect(error).toBeInstanceOf(AdminBadResponseError);
+    expect(classifyFailure(error)).toBe('ambiguous');
+  });
+
+  it.each([
+    [
+      'postUsers without username',
+      { userId: 1 },
+      (c: AdminClient) => c.postUsers([{ username: 'a' }]),
+    ],
+    [
+      'putUsers without userId',
+      { username: 'a' },
+      (c: AdminClient) => c.putUsers([{ username: 'a' }]),
+    ],
+    [
+      'deleteUsers without username',
+      { userId: 1, type: null, status: '' },
+      (c: AdminClient) => c.deleteUsers([{ userId: 1 }]),
+    ],
+    ['postGroups without id', { name: 'g' }, (c: AdminClient) => c.postGroups([{ name: 'g' }])],
+    ['putGroups without name', { id: 1 }, (c: AdminClient) => c.putGroups([{ id: 1, name: 'g' }])],
+    [
+      'deleteGroups without name',
+      { id: 1, users: [] },
+      (c: AdminClient) => c.deleteGroups([{ id: 1 }]),
+    ],
+    [
+      'putAcls without groupId',
+      { id: '0_1_X', name: 'a' },
+      (c: AdminClient) => c.putAcls([{ name: 'a', groupId: 1 }]),
+    ],
+    [
+      'putAcls with an empty id',
+      { id: '', groupId: 1 },
+      (c: AdminClient) => c.putAcls([{ name: 'a', groupId: 1 }]),
+    ],
+  ] as const)('%s is a bad answer', async (_label, record, call) => {
+    respond(200, [record]);
+    const error = await failureOf(call);
+    expect(error).toBeInstanceOf(AdminBadResponseError);
+    expect(classifyFailure(error)).toBe('ambiguous');
+  });
+
+  it('takes the DELETE answers the spec shows (a user by id: type null, status "", groups [])', async () => {
+    const client = new AdminClient({ baseUrl });
+    try {
+      const user = { userId: 3, username: 'grace', type: null, status: '', groups: [] };
+      respond(200, [user]);
+      expect(await client.deleteUsers([{ userId: 3 }])).toEqual([user]);
+      const group = { id: 1, name: 'Editors', description: '', acls: ['0_1_X'], users: [] };
+      respond(200, [group]);
+      expect(await client.deleteGroups([{ name: 'Editors' }])).toEqual([group]);
+      const acl = { id: '0_1_X', groupId: 1, name: 'a' };
+      respond(200, [acl]);
+      expect(await client.putAcls([{ name: 'a', groupId: 1 }])).toEqual([acl]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('GET answers may lack fields (ldapDn, strings), never the id', async () => {
+    const client = new AdminClient({ baseUrl });
+    try {
+      respond(200, [{ userId: 1 }, { userId: 2, username: 'b', unknownField: true }]);
+      expect(await client.listUsers()).toHaveLength(2);
+      respond(200, [{ id: 1, name: 'g' }]);
+      expect(await client.listGroups()).toEqual([{ id: 1, name: 'g' }]);
+      respond(200, [{ id: '0_1_X' }]);
+      expect(await client.listAcls()).toEqual([{ id: '0_1_X' }]);
+    } finally {
+      await client.close();
+    }
+    respond(200, [{ userId: 1 }, { username: 'no id' }]);
+    expect(await failureOf((c) => c.listUsers())).toBeInstanceOf(AdminBadResponseError);
+    respond(200, [{ name: 'no id' }]);
+    expect(await failureOf((c) => c.listGroups())).toBeInstanceOf(AdminBadResponseError);
+    respond(200, [{ name: 'no id', groupId: 1 }]);
+    expect(await failureOf((c) => c.listAcls())).toBeInstanceOf(AdminBadResponseError);
+    respond(200, [{ userId: 1 }, {}]);
+    const streamed = await failureOf(async (c) => {
+      for await (const _record of c.stream('users')) void _record;
+    });
+    expect(streamed).toBeInstanceOf(AdminBadResponseError);
+  });
+});
+
 describe('requests are built as the spec says', () => {
   it('records travel as JSON array text in the form field named after the resource', async () => {
     respond(200, [{ name: 'g', id: 1 }]);
