@@ -31,6 +31,15 @@ export interface ImportWorkerOptions {
   logger: Logger;
 }
 
+/** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
+export const SHUTDOWN_REASON = 'shutdown timeout';
+
+/** Some failures BullMQ reports are not Error objects (an abort reason, for one). */
+function describeError(error: unknown): string {
+  if (error instanceof Error && error.message) return error.message;
+  return typeof error === 'string' && error ? error : 'the batch job failed';
+}
+
 /** Starts a worker on the import queue. */
 export function createImportWorker(
   options: ImportWorkerOptions,
@@ -49,18 +58,30 @@ export function createImportWorker(
     });
     // every lookup and call of the batch listens to the one signal
     if (signal) setMaxListeners(0, signal);
-    const report = await runBatch(job.data, {
-      ...options.deps,
-      signal,
-      // one 429 makes every worker wait out Retry-After: calls in flight through the shared
-      // gate, and new batches through the queue's rate limit
-      onRateLimited: async (retryAfterMs) => {
-        // a huge Retry-After must not stall every import for hours
-        const waitMs = Math.min(retryAfterMs, options.deps.retry.maxDelayMs);
-        await options.gate.pauseAll(waitMs);
-        await queue.rateLimit(waitMs);
-      },
-    });
+    let report: BatchReport;
+    try {
+      report = await runBatch(job.data, {
+        ...options.deps,
+        signal,
+        // one 429 makes every worker wait out Retry-After: calls in flight through the shared
+        // gate, and new batches through the queue's rate limit
+        onRateLimited: async (retryAfterMs) => {
+          // a huge Retry-After must not stall every import for hours
+          const waitMs = Math.min(retryAfterMs, options.deps.retry.maxDelayMs);
+          await options.gate.pauseAll(waitMs);
+          await queue.rateLimit(waitMs);
+        },
+      });
+    } catch (error) {
+      if (signal?.aborted && signal.reason === SHUTDOWN_REASON) {
+        // a worker shutting down is no fault of the batch: it goes back to the queue without
+        // spending one of its attempts, and the send journal guards what it had sent
+        log.info('batch cut short by the shutdown timeout; back to the queue');
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      throw error;
+    }
     log.debug({ report }, 'batch done');
     if (report.resumedImport) {
       log.info('the admin server answers again: import resumed');
@@ -102,7 +123,7 @@ export function createImportWorker(
     if (!job) return;
     const attempts = job.opts.attempts ?? 1;
     const log = logger.child({ importId: job.data.importId, batchIndex: job.data.batchIndex });
-    if (job.attemptsMade < attempts && !/stalled/i.test(error.message)) {
+    if (job.attemptsMade < attempts && !/stalled/i.test(describeError(error))) {
       log.warn({ err: error, attemptsMade: job.attemptsMade }, 'batch failed; it will be retried');
       return;
     }
@@ -111,7 +132,7 @@ export function createImportWorker(
       () =>
         abandonBatch(
           job.data,
-          { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${error.message}` },
+          { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${describeError(error)}` },
           options.deps,
         ),
       (attempt, abandonError) =>
