@@ -11,8 +11,14 @@ import {
   planFiles,
   runDirectory,
 } from '../export/export-plan.js';
-import type { ExportFormat, ExportInfo, ExportResource } from '../export/export-types.js';
+import {
+  FINAL_EXPORT_STATES,
+  type ExportFormat,
+  type ExportInfo,
+  type ExportResource,
+} from '../export/export-types.js';
 import { enqueueExport } from '../queue/export-queue.js';
+import { recordFailedExportJob } from '../queue/export-worker.js';
 import {
   getSchedule,
   listSchedules as listSchedulers,
@@ -79,8 +85,20 @@ export async function startExport(
   return info;
 }
 
-/** The export, or PORTER_NOT_FOUND. */
-export function requireExport(context: PorterContext, exportId: string): Promise<ExportInfo> {
+/**
+ * The export, or PORTER_NOT_FOUND. An ad-hoc export still `queued` or `running` whose job has
+ * failed (BullMQ fails a job whose workers died on it too often, without running it again) is
+ * marked failed with the job's reason here too, so a caller waiting for it never waits forever.
+ */
+export async function requireExport(context: PorterContext, exportId: string): Promise<ExportInfo> {
+  const info = await context.exportStore.require(exportId);
+  if (FINAL_EXPORT_STATES.has(info.state) || info.schedule) return info;
+  const job = await context.exportQueue.getJob(exportId);
+  if (!job || !(await job.isFailed())) return info;
+  // files are left to the workers: this process may not see the run's directory
+  await recordFailedExportJob(context.exportStore, job, job.failedReason || 'no reason given', {
+    removeFiles: false,
+  });
   return context.exportStore.require(exportId);
 }
 

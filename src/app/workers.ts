@@ -52,6 +52,8 @@ export function startWorkers(
   const exportWorker = createExportWorker({
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    gate: context.requestGate,
     logger: context.logger.child({ component: 'export-worker' }),
     deps: { store: context.exportStore, client, retry: context.retryPolicy },
   });

@@ -6,6 +6,7 @@
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import type { AdminClient } from '../admin/client.js';
+import { AdminError } from '../admin/errors.js';
 import type { RetryPolicy } from '../execute/retry-policy.js';
 import type { ExportStore } from './export-store.js';
 import { FINAL_EXPORT_STATES, type ExportCounts, type ExportInfo } from './export-types.js';
@@ -21,6 +22,11 @@ export interface ExecuteExportDeps {
   signal?: AbortSignal;
   /** Milliseconds between progress writes to Redis. @defaultValue 250 */
   progressIntervalMs?: number;
+  /**
+   * Called on a 429 before the read is tried again (awaited), with the server's Retry-After,
+   * so every worker backs off together, imports included.
+   */
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
 }
 
 /** Runs the export; resolves with its final state, or `queued` again when `signal` aborted it. */
@@ -59,8 +65,16 @@ export async function executeExport(
           lastWrite = now;
           saveProgress(written, counts);
         },
-        onRetry: (error, delayMs, step) =>
-          log.warn({ err: error, delayMs, step }, 'export read failed; trying again'),
+        onRetry: async (error, delayMs, step) => {
+          log.warn({ err: error, delayMs, step }, 'export read failed; trying again');
+          if (error instanceof AdminError && error.status === 429 && deps.onRateLimited) {
+            // a back-off that cannot be shared still leaves this read its own wait
+            await Promise.resolve(deps.onRateLimited(error.retryAfterMs ?? delayMs)).catch(
+              (gateError: unknown) =>
+                log.warn({ err: gateError }, 'could not share the 429 back-off'),
+            );
+          }
+        },
       },
     );
   } catch (error) {

@@ -53,7 +53,8 @@ export interface ExportRunDeps {
   signal?: AbortSignal;
   /** Called after every record written; `counts` is live, copy it to keep it. Throttle there. */
   onProgress?: (progress: ExportProgress) => void;
-  onRetry?: (error: unknown, delayMs: number, file: string) => void;
+  /** Called before each retry's wait (awaited): a 429 can make every worker back off. */
+  onRetry?: (error: unknown, delayMs: number, file: string) => Promise<void> | void;
   now?: () => Date;
 }
 
@@ -148,11 +149,7 @@ class ExportRun {
 
   /** Removes the files of this run's plan and its manifest (a run is all or nothing). */
   private async removeOwnFiles(): Promise<void> {
-    const { dir } = this.input;
-    await removeStaleTempFiles(dir);
-    for (const name of [...this.planned.map((file) => file.name), MANIFEST_FILE]) {
-      await unlink(join(dir, name)).catch(() => {});
-    }
+    await removeFilesOf(this.input.dir, this.planned);
   }
 
   private async writeFile(file: PlannedFile, startedAt: string): Promise<ExportFile> {
@@ -255,6 +252,24 @@ class ExportRun {
     // the live counts, not a copy: a million records make a million calls
     this.deps.onProgress({ written: groups + users + acls, counts: this.counts });
   }
+}
+
+/** Removes a run's temporary files, the files of its plan and its manifest. */
+async function removeFilesOf(dir: string, planned: readonly PlannedFile[]): Promise<void> {
+  await removeStaleTempFiles(dir);
+  for (const name of [...planned.map((file) => file.name), MANIFEST_FILE]) {
+    await unlink(join(dir, name)).catch(() => {});
+  }
+}
+
+/**
+ * Removes what an attempt of a run left in `dir` (temporary files, files of its plan, its
+ * manifest), then the directory if that left it empty: for a run that failed without its
+ * worker cleaning up (a worker that died). Files porter did not write stay.
+ */
+export async function removeRunFiles(dir: string, request: ExportRequest): Promise<void> {
+  await removeFilesOf(dir, planFiles(request));
+  await rmdir(dir).catch(() => {});
 }
 
 /** The run's failure as PORTER_EXPORT_FAILED; the message is the reason. */

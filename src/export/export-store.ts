@@ -33,6 +33,15 @@ export interface CreateExportInit {
 
 const DEFAULT_TTL_SECONDS = 7 * 24 * 3600;
 
+/** Sets `failed` (reason, finishedAt) on an export that exists and has not ended; 1 if it did. */
+const FAIL_UNLESS_FINAL = `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'completed' or state == 'failed' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', ARGV[1], 'finishedAt', ARGV[2], 'updatedAt', ARGV[2])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+return 1
+`;
+
 /** The hash of one export. */
 export function exportKey(prefix: string, exportId: string): string {
   return `${prefix}:export:${exportId}`;
@@ -176,6 +185,23 @@ export class ExportStore {
       reason,
       finishedAt: new Date().toISOString(),
     });
+  }
+
+  /**
+   * The run failed outside the worker's own handling (its job failed as stalled, say): marks
+   * it failed with the reason unless it already ended; true when it did.
+   */
+  async failUnlessFinal(exportId: string, reason: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    const changed = await this.redis.eval(
+      FAIL_UNLESS_FINAL,
+      1,
+      exportKey(this.prefix, exportId),
+      reason,
+      now,
+      this.ttlSeconds,
+    );
+    return Number(changed) === 1;
   }
 
   private async update(exportId: string, fields: Record<string, string>): Promise<void> {

@@ -2,15 +2,21 @@
  * The BullMQ adapter of an export: takes a job, creates the run's state when a schedule made
  * the job, runs the core `executeExport`, and fails the job (without retry; reads were retried
  * inside) when the export failed. A run interrupted by a stopping worker goes back to the
- * queue. A schedule is untouched by a failed run: BullMQ made its next job when this one started.
+ * queue. A job that fails without the run finishing (BullMQ fails a job whose workers died on
+ * it too often, without running it again) has its run marked failed, so it never stays
+ * `running`. A schedule is untouched by a failed run: BullMQ made its next job when this one
+ * started.
  */
 import { UnrecoverableError, WaitingError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { executeExport, type ExecuteExportDeps } from '../export/execute-export.js';
 import { scheduledExportId } from '../export/export-id.js';
 import { runDirectory } from '../export/export-plan.js';
+import { removeRunFiles } from '../export/export-run.js';
 import type { ExportStore } from '../export/export-store.js';
+import { FINAL_EXPORT_STATES } from '../export/export-types.js';
 import { EXPORT_QUEUE, type ExportJobData } from './export-queue.js';
+import type { RequestGate } from './request-gate.js';
 
 export interface ExportJobResult {
   exportId: string;
@@ -22,9 +28,16 @@ export interface ExportWorkerOptions {
   prefix: string;
   /** Exports one process runs at once. @defaultValue 1 */
   concurrency?: number;
-  /** How long a job's lock lasts without renewal. @defaultValue 30000 */
+  /**
+   * How long a job's lock lasts without renewal; a worker that dies has its run taken over
+   * once the lock lapses. @defaultValue 30000
+   */
   lockDurationMs?: number;
-  deps: Omit<ExecuteExportDeps, 'signal' | 'logger'>;
+  /** How often stalled jobs are looked for. @defaultValue lockDurationMs */
+  stalledIntervalMs?: number;
+  deps: Omit<ExecuteExportDeps, 'signal' | 'logger' | 'onRateLimited'>;
+  /** Shared back-off: a 429 seen by an export makes every worker (imports too) wait. */
+  gate?: RequestGate;
   logger: Logger;
 }
 
@@ -34,12 +47,22 @@ function scheduledAt(job: Job<ExportJobData>): number {
   return match ? Number(match[1]) : job.timestamp;
 }
 
+/** The export id a job runs: its own (ad hoc), or derived from its due time (scheduled). */
+export function exportIdOfJob(job: Job<ExportJobData>): string | undefined {
+  const { exportId, schedule } = job.data;
+  if (exportId !== undefined) return exportId;
+  if (!schedule) return undefined;
+  return scheduledExportId(scheduledAt(job), job.id ?? String(job.timestamp));
+}
+
 /** The export id of a job, creating the state of a scheduled run the first time. */
 async function exportIdOf(job: Job<ExportJobData>, store: ExportStore): Promise<string> {
   const { exportId, request, schedule } = job.data;
   if (exportId !== undefined) return exportId;
-  if (!schedule) throw new UnrecoverableError('export job without export id or schedule');
-  const id = scheduledExportId(scheduledAt(job), job.id ?? String(job.timestamp));
+  const id = exportIdOfJob(job);
+  if (!schedule || id === undefined) {
+    throw new UnrecoverableError('export job without export id or schedule');
+  }
   await store.create({
     id,
     request,
@@ -47,6 +70,28 @@ async function exportIdOf(job: Job<ExportJobData>, store: ExportStore): Promise<
     schedule,
   });
   return id;
+}
+
+/**
+ * Records the failure of a job whose run did not end by itself (its job failed as stalled,
+ * say): removes what the run's attempts left in its directory (on a worker, which sees that
+ * directory) and marks it failed with the reason. A run that already ended (completed, or
+ * failed by the worker) is left as it is. True when the run was marked failed.
+ */
+export async function recordFailedExportJob(
+  store: ExportStore,
+  job: Job<ExportJobData>,
+  reason: string,
+  options: { removeFiles?: boolean } = {},
+): Promise<boolean> {
+  const exportId = exportIdOfJob(job);
+  if (exportId === undefined) return false;
+  const info = await store.get(exportId);
+  if (!info || FINAL_EXPORT_STATES.has(info.state)) return false;
+  if ((options.removeFiles ?? true) && info.dir !== '') {
+    await removeRunFiles(info.dir, info.request);
+  }
+  return store.failUnlessFinal(exportId, `the export job failed before the run ended: ${reason}`);
 }
 
 /** Starts a worker on the export queue. */
@@ -60,10 +105,15 @@ export function createExportWorker(
     signal?: AbortSignal,
   ): Promise<ExportJobResult> => {
     const exportId = await exportIdOf(job, options.deps.store);
+    const { gate } = options;
     const info = await executeExport(exportId, {
       ...options.deps,
       signal,
       logger: logger.child({ jobId: job.id }),
+      // a huge Retry-After must not stall every worker for hours
+      onRateLimited: gate
+        ? (retryAfterMs) => gate.pauseAll(Math.min(retryAfterMs, options.deps.retry.maxDelayMs))
+        : undefined,
     });
     if (info.state === 'queued' && token !== undefined) {
       // interrupted by a stopping worker: back to the queue for another one
@@ -73,11 +123,27 @@ export function createExportWorker(
     if (info.state === 'failed') throw new UnrecoverableError(info.reason ?? 'export failed');
     return { exportId, written: info.written };
   };
+  const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<ExportJobData, ExportJobResult>(EXPORT_QUEUE, processor, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 1,
-    lockDuration: options.lockDurationMs ?? 30_000,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? lockDuration,
+  });
+  // a job BullMQ fails without running it (its workers died on it more than once) would leave
+  // its run `running` for ever: say it failed, and why
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    recordFailedExportJob(options.deps.store, job, error.message).then(
+      (marked) => {
+        if (marked) {
+          logger.error({ err: error, jobId: job.id }, 'export job failed before its run ended');
+        }
+      },
+      (recordError: unknown) =>
+        logger.error({ err: recordError, jobId: job.id }, 'could not record a failed export job'),
+    );
   });
   worker.on('error', (error) => logger.error({ err: error }, 'export worker error'));
   return worker;

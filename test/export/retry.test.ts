@@ -69,7 +69,7 @@ describe('retries of an export read', () => {
         request: { resource: 'users', format: 'csv', outDir },
         dir,
       },
-      { client, retry: RETRY, onRetry: (_error, _delay, step) => retries.push(step) },
+      { client, retry: RETRY, onRetry: (_error, _delay, step) => void retries.push(step) },
     );
     expect(retries).toEqual(['users.csv']);
     expect(manifest.counts).toEqual({ users: 10 });
