@@ -80,10 +80,10 @@ export function parseRecord<T>(schema: z.ZodType<T>, record: unknown): T {
   throw badRequest(`${path ? `${path}: ` : ''}${issue?.message ?? 'invalid record'}`);
 }
 
-/** A required non-empty string field. */
+/** A required string field that is not blank: empty or only white space counts as missing. */
 export function requireName(value: string | undefined, field: string): string {
-  if (value === undefined || value === '')
-    throw badRequest(`${field} is required and must not be empty`);
+  if (value === undefined || value.trim() === '')
+    throw badRequest(`${field} is required and must not be empty or blank`);
   return value;
 }
 

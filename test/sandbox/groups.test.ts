@@ -147,6 +147,23 @@ describe('groupManager', () => {
     expect(nameless).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST' });
   });
 
+  it('2.2 name "Unique key for lookup and delete": a blank one is refused like a missing one (400)', async () => {
+    const { client, store } = current();
+    await client.postGroups([{ name: 'Editors' }]);
+    for (const name of ['', ' ', '\t \n']) {
+      for (const call of [
+        () => client.postGroups([{ name: 'Fine' }, { name }]),
+        () => client.putGroups([{ name: 'Fine' }, { name }]),
+        () => client.putGroups([{ id: 1, name }]),
+      ]) {
+        const error = await adminFailure(call);
+        expect(error).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST' });
+        expect(error.message).toContain('name');
+      }
+    }
+    expect(store.groups().map((group) => group.name)).toEqual(['Editors']);
+  });
+
   it('4.2 GET "With neither id nor name, all groups are returned"; id and name each return one', async () => {
     const { client } = current();
     await client.postGroups([{ name: 'Editors' }, { name: 'Viewers' }]);

@@ -174,6 +174,25 @@ describe('userManager', () => {
     expect(store.users().map((user) => user.username)).toEqual(['ada.old', 'ada']);
   });
 
+  it('2.3 username "Unique key for create-conflict checks and for delete": a blank one is refused like a missing one (400)', async () => {
+    const { client, store } = current();
+    await client.postUsers([{ username: 'ada' }]);
+    for (const username of ['', ' ', '\t \n']) {
+      for (const call of [
+        () => client.postUsers([{ username: 'fine' }, { username }]),
+        () => client.putUsers([{ username: 'fine' }, { username }]),
+        () => client.putUsers([{ userId: 1, username }]),
+      ]) {
+        const error = await adminFailure(call);
+        expect(error).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST' });
+        expect(error.message).toContain('username');
+      }
+    }
+    const missing = await adminFailure(() => client.postUsers([{ firstName: 'no name' }]));
+    expect(missing).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST', index: 0 });
+    expect(store.users().map((user) => user.username)).toEqual(['ada']);
+  });
+
   it('PUT with an unknown userId is 404 NOT_FOUND', async () => {
     const { client } = current();
     const error = await adminFailure(() => client.putUsers([{ userId: 99, username: 'ghost' }]));
