@@ -1,7 +1,8 @@
 /**
- * Authentication, off unless configured. An API key is accepted as the `apikey` query
- * parameter or header; user and password as HTTP Basic or as `user`/`pass` parameters
- * (query or form field). With both configured, either way in is accepted.
+ * Authentication, off unless configured, as the real product offers it (real-product-notes.md):
+ * an API key as the `apikey` query parameter or request header, never a form field; user and
+ * password as HTTP Basic or as `user`/`pass` request parameters (query or form field).
+ * With both configured, either way in is accepted.
  * Secrets are compared in constant time and never logged.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -51,7 +52,7 @@ export class Authenticator {
   private checkApiKey(headers: IncomingHttpHeaders, params: RequestParams, key: Buffer): boolean {
     const header = headers.apikey;
     const fromHeader = Array.isArray(header) ? header[0] : header;
-    return sameSecret(fromHeader, key) || sameSecret(params.get('apikey'), key);
+    return sameSecret(fromHeader, key) || sameSecret(params.fromQuery('apikey'), key);
   }
 
   private checkUser(

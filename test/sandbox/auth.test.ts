@@ -31,6 +31,36 @@ describe('authentication', () => {
     });
   });
 
+  it('notes name the apikey query parameter and header only: an apikey form field is 401, nothing applied', async () => {
+    await withSandbox({ apiKey: 'k-123' }, async ({ url, store }) => {
+      const form = new FormData();
+      form.append('users', '[{"username":"ada"}]');
+      form.append('apikey', 'k-123');
+      const refused = await request(url + USERS, { method: 'POST', body: form });
+      expect(refused.statusCode).toBe(401);
+      expect(await refused.body.json()).toMatchObject({ errorcode: 'UNAUTHORIZED' });
+      const urlencoded = await request(url + USERS, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ users: '[{"username":"ada"}]', apikey: 'k-123' }).toString(),
+      });
+      expect(urlencoded.statusCode).toBe(401);
+      await urlencoded.body.dump();
+      expect(store.counts().users).toBe(0);
+      const inQuery = await request(`${url}${USERS}?apikey=k-123`, {
+        method: 'POST',
+        body: (() => {
+          const body = new FormData();
+          body.append('users', '[{"username":"ada"}]');
+          return body;
+        })(),
+      });
+      expect(inQuery.statusCode).toBe(200);
+      await inQuery.body.dump();
+      expect(store.counts().users).toBe(1);
+    });
+  });
+
   it('notes "an HTTP Basic Authorization header" and "user and pass request parameters"', async () => {
     await withSandbox({ user: 'admin', password: 'pa:ss wörd' }, async ({ url, client }) => {
       expect(await client.postUsers([{ username: 'ada' }])).toHaveLength(1);

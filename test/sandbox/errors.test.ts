@@ -112,6 +112,39 @@ describe('error answers', () => {
     expect(await response.body.json()).toMatchObject({ errorcode: 'BAD_REQUEST' });
   });
 
+  it.each([
+    ['userManager', 'userId'],
+    ['userManager', 'username'],
+    ['groupManager', 'id'],
+    ['groupManager', 'name'],
+    ['aclManager', 'id'],
+    ['aclManager', 'userId'],
+    ['aclManager', 'groupId'],
+  ])(
+    '4.1/4.2/notes: "with none of them, all are returned"; %s?%s= given empty is 400, not all records',
+    async (path, filter) => {
+      const { client } = current();
+      await client.postGroups([{ name: 'Editors' }]);
+      await client.postUsers([{ username: 'ada', groups: [1] }]);
+      await client.putAcls([{ name: 'Editors standard', groupId: 1 }]);
+      const response = await request(`${current().url}/wf/restapi/v2/admin/${path}?${filter}=`);
+      expect(response.statusCode).toBe(400);
+      expect(await response.body.json()).toMatchObject({
+        errorcode: 'BAD_REQUEST',
+        message: expect.stringContaining(filter),
+      });
+    },
+  );
+
+  it('an empty filter from the client is refused (permanent), never read as "all records"', async () => {
+    const { client } = current();
+    await client.postUsers([{ username: 'ada' }]);
+    const error = await adminFailure(() => client.listUsers({ username: '' }));
+    expect(error).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST' });
+    expect(classifyFailure(error)).toBe('permanent');
+    expect(await client.listUsers({})).toHaveLength(1);
+  });
+
   it('the client classifies the answers: 4xx permanent, with errorcode and index kept', async () => {
     const { client } = current();
     await client.postUsers([{ username: 'a' }]);
