@@ -19,6 +19,7 @@ import { isValidExportId } from '../../src/export/export-id.js';
 import type { ExportInfo } from '../../src/export/export-types.js';
 import type { ExportManifest } from '../../src/export/manifest.js';
 import { silentLogger } from '../../src/util/logger.js';
+import { runPorter } from '../helpers/porter-cli.js';
 import { waitFor } from '../helpers/redis.js';
 import { listTree, startExportHarness, type ExportHarness } from './export-fixture.js';
 
@@ -155,5 +156,83 @@ describe('a schedule', () => {
     const sharedJobs = jobs.filter((job) => job.id?.startsWith('repeat:shared:'));
     expect(sharedJobs.length).toBe(new Set(sharedJobs.map((job) => job.id)).size);
     expect(runs.length).toBeGreaterThanOrEqual(sharedJobs.filter((job) => job.finishedOn).length);
+  });
+});
+
+describe('a schedule added by two porter processes at once', () => {
+  it('is one job scheduler with one next run', async () => {
+    const { context, sandbox } = harness.pipeline;
+    const env = {
+      REDIS_URL: context.env.REDIS_URL,
+      PORTER_PREFIX: context.env.PORTER_PREFIX,
+      PORTER_EXPORT_DIR: harness.outDir,
+      ADMIN_BASE_URL: sandbox.url,
+    };
+    const args = ['schedule', 'add', 'twice', '--cron', '0 2 * * *', '--resource', 'users'];
+    const results = await Promise.all([runPorter(args, env), runPorter(args, env)]);
+    try {
+      expect(results.map((result) => result.code)).toEqual([0, 0]);
+      expect(await context.exportQueue.getJobSchedulersCount()).toBe(1);
+      expect(await context.exportQueue.getDelayedCount()).toBe(1);
+      expect((await listSchedules(context)).map((info) => info.name)).toEqual(['twice']);
+    } finally {
+      await deleteSchedule(context, 'twice');
+    }
+  });
+});
+
+describe('a schedule across a restart', () => {
+  let quiet: ExportHarness;
+  beforeAll(async () => {
+    // no workers of its own: every worker of this test is started and closed by the test
+    quiet = await startExportHarness({ workers: false, sandbox: { seed: { groups: 2 } } });
+  });
+  afterAll(async () => quiet?.close());
+
+  /** The completed runs of `name`, read from the state in Redis. */
+  async function completedRuns(name: string): Promise<ExportInfo[]> {
+    return (await quiet.pipeline.context.exportStore.list()).filter(
+      (info) => info.schedule?.name === name && info.state === 'completed',
+    );
+  }
+
+  it('runs again on a fresh worker after every worker and context was closed', async () => {
+    const before = await createPorterContext(quiet.pipeline.context.env, { logger: silentLogger });
+    const beforeWorkers = startWorkers(before, { concurrency: 1 });
+    try {
+      await addSchedule(before, {
+        name: 'restarted',
+        cron: EVERY_SECOND,
+        resource: 'groups',
+        format: 'json',
+        outDir: quiet.outDir,
+      });
+      await waitFor(
+        async () => ((await completedRuns('restarted')).length > 0 ? true : undefined),
+        {
+          what: 'a run before the restart',
+        },
+      );
+    } finally {
+      await beforeWorkers.close();
+      await before.close();
+    }
+    // every run so far has ended: none is left half done by the closed worker
+    const ranBefore = (await completedRuns('restarted')).map((info) => info.id);
+
+    const after = await createPorterContext(quiet.pipeline.context.env, { logger: silentLogger });
+    const afterWorkers = startWorkers(after, { concurrency: 1 });
+    try {
+      expect((await listSchedules(after)).map((info) => info.name)).toEqual(['restarted']);
+      const run = await waitFor(
+        async () => (await completedRuns('restarted')).find((info) => !ranBefore.includes(info.id)),
+        { what: 'a run after the restart' },
+      );
+      expect(await listTree(run.dir)).toEqual(['groups.json', 'manifest.json']);
+      await deleteSchedule(after, 'restarted');
+    } finally {
+      await afterWorkers.close();
+      await after.close();
+    }
   });
 });
