@@ -49,7 +49,11 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   } else if (seeding) {
     logger.info(store.counts(), 'sandbox not seeded: the data file already holds records');
   }
-  const faults = new Faults(options.faults ?? {}, store.stats, options.random, options.now);
+  const faults = new Faults(options.faults ?? {}, store.stats, {
+    random: options.random,
+    now: options.now,
+    sleep: options.sleep,
+  });
   const auth = new Authenticator(options);
 
   const app = fastify({

@@ -16,13 +16,23 @@ export class Faults {
   /** Times of the requests admitted in the last second, oldest first (sliding window). */
   private admitted: number[] = [];
 
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
   constructor(
     options: Partial<FaultOptions>,
     private readonly stats: SandboxStats,
-    private readonly random: () => number = Math.random,
-    private readonly now: () => number = Date.now,
+    sources: {
+      random?: () => number;
+      now?: () => number;
+      sleep?: (ms: number) => Promise<void>;
+    } = {},
   ) {
     this.current = { ...DEFAULT_FAULTS, ...checkFaults(options) };
+    this.random = sources.random ?? Math.random;
+    this.now = sources.now ?? Date.now;
+    this.sleep = sources.sleep ?? ((ms) => delay(ms));
   }
 
   get options(): Readonly<FaultOptions> {
@@ -62,9 +72,12 @@ export class Faults {
     }
   }
 
-  /** Waits latencyMs before an answer goes out. */
+  /** Waits latencyMs before an answer goes out (or a dropped connection is destroyed). */
   async delay(): Promise<void> {
-    if (this.current.latencyMs > 0) await delay(this.current.latencyMs);
+    const { latencyMs } = this.current;
+    if (latencyMs === 0) return;
+    this.stats.faults.delayed++;
+    await this.sleep(latencyMs);
   }
 
   private checkRate(): void {

@@ -57,6 +57,8 @@ export interface SandboxOptions {
   random?: () => number;
   /** Clock of the rate limiter, in milliseconds. @defaultValue Date.now */
   now?: () => number;
+  /** How `latencyMs` is waited; inject one to see the waits in tests. @defaultValue a timer */
+  sleep?: (ms: number) => Promise<void>;
   /** Largest accepted request body in bytes. @defaultValue 64 MiB */
   bodyLimit?: number;
 }

@@ -1,7 +1,10 @@
 /**
  * The admin routes and the path every request takes through them:
- * rate limit → injected failure → auth → handler (plan, apply) → save → latency → answer,
- * or, for an injected drop, a destroyed connection instead of the answer.
+ * rate limit → injected failure (and the drop decision), before the body is read →
+ * body parsed → credentials (they may be form fields) → handler (plan, apply) → save →
+ * latency → answer. A request picked for a drop is applied, saved and held for the
+ * latency like any other; only when it succeeded is its connection destroyed instead of
+ * the answer. A refused one (401, 400, 404, …) is answered.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import {
@@ -60,21 +63,25 @@ const ALL_METHODS: readonly HTTPMethods[] = ['PUT', 'POST', 'DELETE', 'PATCH'];
 
 /** Registers GET and the write methods of every resource under /wf/restapi/v2/admin/. */
 export function registerAdminRoutes(app: FastifyInstance, context: SandboxContext): void {
+  const hooks = faultHooks(context);
   for (const resource of RESOURCE_NAMES) {
     const url = ADMIN_PATH_PREFIX + RESOURCES[resource].path;
     const writeMethods = WRITE_METHODS[resource];
-    app.get(
+    app.route({
+      method: 'GET',
       url,
-      serve(context, (params) => ({
+      ...hooks,
+      handler: serve(context, hooks.drops, (params) => ({
         records: READERS[resource](context.store, params),
         changed: false,
       })),
-    );
+    });
     for (const method of writeMethods) {
       app.route({
         method,
         url,
-        handler: serve(context, (params) => write(context, resource, method, params)),
+        ...hooks,
+        handler: serve(context, hooks.drops, (params) => write(context, resource, method, params)),
       });
     }
     const allow = ['GET', 'HEAD', ...writeMethods].join(', ');
@@ -89,6 +96,32 @@ export function registerAdminRoutes(app: FastifyInstance, context: SandboxContex
       },
     });
   }
+}
+
+/**
+ * The fault steps around an admin route. `onRequest` runs before the body is read: it counts
+ * the request, applies the rate limit and the injected failure, and decides the drop.
+ * `onSend` holds every answer (errors included) for the latency.
+ */
+function faultHooks(context: SandboxContext): {
+  drops: WeakSet<FastifyRequest>;
+  onRequest: (request: FastifyRequest) => Promise<void>;
+  onSend: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>;
+} {
+  const { store, faults } = context;
+  const drops = new WeakSet<FastifyRequest>();
+  return {
+    drops,
+    onRequest: async (request) => {
+      const method = request.method as keyof typeof store.stats.requests;
+      if (method in store.stats.requests) store.stats.requests[method]++;
+      if (faults.admit().drop) drops.add(request);
+    },
+    onSend: async (_request, _reply, payload) => {
+      await faults.delay();
+      return payload;
+    },
+  };
 }
 
 /** One PUT, POST or DELETE: read the records, check the record limit, plan, apply. */
@@ -106,39 +139,31 @@ function write(
   return { records: outcome.answer, changed: outcome.applied > 0, error: outcome.error };
 }
 
-/** Wraps a handler in the fault, auth, save and answer steps every admin request takes. */
-function serve(context: SandboxContext, handler: (params: RequestParams) => Outcome) {
+/** Wraps a handler in the auth, save, drop and answer steps every admin request takes. */
+function serve(
+  context: SandboxContext,
+  drops: WeakSet<FastifyRequest>,
+  handler: (params: RequestParams) => Outcome,
+) {
   return async (
     request: FastifyRequest,
     reply: FastifyReply,
   ): Promise<FastifyReply | undefined> => {
     const { store, faults } = context;
-    const method = request.method as keyof typeof store.stats.requests;
-    if (method in store.stats.requests) store.stats.requests[method]++;
     const form = request.body instanceof Map ? (request.body as Map<string, string>) : undefined;
     const params = new RequestParams(request.query as Record<string, unknown>, form);
-    let outcome: Outcome | undefined;
-    let failure: unknown;
-    let drop = false;
-    try {
-      drop = faults.admit().drop;
-      context.auth.check(request.headers, params);
-      outcome = handler(params);
-      if (outcome.changed) await context.persistence?.commit();
-    } catch (error) {
-      failure = error;
-    }
-    await faults.delay();
-    if (drop) {
+    context.auth.check(request.headers, params);
+    const outcome = handler(params);
+    if (outcome.changed) await context.persistence?.commit();
+    if (outcome.error) throw outcome.error;
+    if (drops.has(request)) {
       // The ambiguous failure: the request was applied (and saved) but no answer ever comes.
+      await faults.delay();
       store.stats.faults.dropped++;
       reply.hijack();
       request.raw.socket.destroy();
       return undefined;
     }
-    if (failure !== undefined) throw failure;
-    if (!outcome) throw new Error('handler produced no outcome');
-    if (outcome.error) throw outcome.error;
     reply.type('application/json; charset=utf-8');
     const records = outcome.records;
     return reply.send(

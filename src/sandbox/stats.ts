@@ -16,8 +16,14 @@ export interface SandboxStats {
   writes: Record<ResourceName, Record<WriteMethod, number>>;
   /** Records applied, per resource and action. */
   applied: Record<ResourceName, AppliedCounts>;
-  /** Injected faults and limits that fired. */
-  faults: { failed: number; dropped: number; rateLimited: number; tooManyRecords: number };
+  /** Injected faults and limits that fired; `delayed` counts answers held back by latencyMs. */
+  faults: {
+    failed: number;
+    dropped: number;
+    rateLimited: number;
+    tooManyRecords: number;
+    delayed: number;
+  };
   /** Times the data file was written. */
   saves: number;
 }
@@ -31,7 +37,7 @@ export function emptyStats(): SandboxStats {
     requests: { GET: 0, PUT: 0, POST: 0, DELETE: 0 },
     writes: { users: writes(), groups: writes(), acls: writes() },
     applied: { users: applied(), groups: applied(), acls: applied() },
-    faults: { failed: 0, dropped: 0, rateLimited: 0, tooManyRecords: 0 },
+    faults: { failed: 0, dropped: 0, rateLimited: 0, tooManyRecords: 0, delayed: 0 },
     saves: 0,
   };
 }

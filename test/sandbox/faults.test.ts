@@ -2,10 +2,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request, type Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { AdminClient } from '../../src/admin/client.js';
 import { AdminNoAnswerError, classifyFailure } from '../../src/admin/errors.js';
 import { isPorterError } from '../../src/errors/porter-error.js';
 import { adminFailure, startTestSandbox, withSandbox } from '../helpers/sandbox.js';
+
+const USERS = '/wf/restapi/v2/admin/userManager';
 
 /** A `random` that replays the given values, then repeats the last one. */
 function replay(...values: number[]): () => number {
@@ -42,6 +46,45 @@ describe('faults', () => {
       expect(store.userByName('ada')).toMatchObject({ userId: 1 });
       expect(store.userByName('alan')).toMatchObject({ userId: 2 });
       expect(store.stats.faults.dropped).toBe(1);
+      // a dropped GET is no answer too, and a read changes nothing: transient
+      const read = await adminFailure(() => client.listUsers());
+      expect(read).toBeInstanceOf(AdminNoAnswerError);
+      expect(classifyFailure(read)).toBe('transient');
+      expect(store.stats.faults.dropped).toBe(2);
+    });
+  });
+
+  it('--drop-rate drops only what was applied: a refused request is answered with its error', async () => {
+    const options = { apiKey: 'key', faults: { dropRate: 1 }, random: () => 0 };
+    await withSandbox(options, async ({ client, store, sandbox, url }) => {
+      const noKey = new AdminClient({ baseUrl: url });
+      try {
+        expect(await adminFailure(() => noKey.postUsers([{ username: 'x' }]))).toMatchObject({
+          status: 401,
+          errorcode: 'UNAUTHORIZED',
+        });
+      } finally {
+        await noKey.close();
+      }
+      sandbox.setFaults({ dropRate: 0 });
+      await client.postUsers([{ username: 'taken' }]);
+      sandbox.setFaults({ dropRate: 1 });
+      const refusals: [() => Promise<unknown>, number, string][] = [
+        [() => client.postUsers([{ username: 7 } as never]), 400, 'BAD_REQUEST'],
+        [() => client.deleteUsers([{ username: 'nobody' }]), 404, 'NOT_FOUND'],
+        [() => client.postUsers([{ username: 'a' }, { username: 'taken' }]), 409, 'ALREADY_EXISTS'],
+      ];
+      for (const [call, status, errorcode] of refusals) {
+        expect(await adminFailure(call)).toMatchObject({ status, errorcode });
+      }
+      // a partial server applies the records before the failing one, and still answers the error
+      sandbox.setFaults({ batchFailure: 'partial' });
+      const partial = await adminFailure(() =>
+        client.postUsers([{ username: 'b' }, { username: 'taken' }]),
+      );
+      expect(partial).toMatchObject({ status: 409, errorcode: 'ALREADY_EXISTS', index: 1 });
+      expect(store.users().map((user) => user.username)).toEqual(['taken', 'b']);
+      expect(store.stats.faults.dropped).toBe(0);
     });
   });
 
@@ -108,11 +151,100 @@ describe('faults', () => {
     });
   });
 
-  it('--latency: every answer waits at least that long', async () => {
-    await withSandbox({ faults: { latencyMs: 60 } }, async ({ client }) => {
-      const started = performance.now();
+  it('--latency: an answer is held for latencyMs after the change is applied; another request is answered meanwhile', async () => {
+    const waits: number[] = [];
+    let release: (() => void) | undefined;
+    let heldStarted: () => void = () => {};
+    const held = new Promise<void>((resolve) => (heldStarted = resolve));
+    // The first wait is held until the test releases it; later ones end at once.
+    const sleep = (ms: number): Promise<void> => {
+      waits.push(ms);
+      if (waits.length > 1) return Promise.resolve();
+      heldStarted();
+      return new Promise((resolve) => (release = resolve));
+    };
+    await withSandbox({ faults: { latencyMs: 60 }, sleep }, async ({ client, store, sandbox }) => {
+      let answered = false;
+      const first = client.postUsers([{ username: 'ada' }]).then((records) => {
+        answered = true;
+        return records;
+      });
+      await held;
+      expect(store.userByName('ada')).toMatchObject({ userId: 1 });
+      expect(await client.listUsers()).toHaveLength(1);
+      expect(answered).toBe(false);
+      release?.();
+      expect(await first).toMatchObject([{ userId: 1, username: 'ada' }]);
+      // error answers wait too, those refused before the body is read included
+      await adminFailure(() => client.deleteUsers([{ username: 'nobody' }]));
+      sandbox.setFaults({ failRate: 1 });
+      expect(await adminFailure(() => client.listUsers())).toMatchObject({ status: 503 });
+      expect(waits).toEqual([60, 60, 60, 60]);
+      expect(store.stats.faults.delayed).toBe(4);
+    });
+  });
+
+  it('--latency 0 (the default) never waits', async () => {
+    const waits: number[] = [];
+    const sleep = async (ms: number): Promise<void> => void waits.push(ms);
+    await withSandbox({ sleep }, async ({ client, store }) => {
       await client.listUsers();
-      expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+      expect(waits).toEqual([]);
+      expect(store.stats.faults.delayed).toBe(0);
+    });
+  });
+
+  it('order of checks: rate limit and injected failure come before the body is read', async () => {
+    let clock = 10_000;
+    const options = { apiKey: 'key', faults: { rateLimit: 1 }, now: () => clock };
+    await withSandbox(options, async ({ url, sandbox, store }) => {
+      const unreadable = (): Promise<Dispatcher.ResponseData> =>
+        request(url + USERS, {
+          method: 'POST',
+          headers: { 'content-type': 'multipart/form-data; boundary=nope' },
+          body: 'not multipart at all',
+        });
+      // the body alone: 400, before the credentials are looked at
+      const first = await unreadable();
+      expect(first.statusCode).toBe(400);
+      expect(await first.body.json()).toMatchObject({ errorcode: 'BAD_REQUEST' });
+      // past the rate limit: 429, the body never read
+      const limited = await unreadable();
+      expect(limited.statusCode).toBe(429);
+      expect(await limited.body.json()).toMatchObject({ errorcode: 'RATE_LIMITED' });
+      clock += 1_000;
+      // an injected failure: 503, the body never read, whatever its type
+      sandbox.setFaults({ rateLimit: 0, failRate: 1 });
+      const failed = await request(url + USERS, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'users=[]',
+      });
+      expect(failed.statusCode).toBe(503);
+      expect(await failed.body.json()).toMatchObject({ errorcode: 'UNAVAILABLE' });
+      expect(store.stats.faults).toMatchObject({ rateLimited: 1, failed: 1 });
+    });
+  });
+
+  it('order of checks: credentials come after the body is read (user/pass may be form fields), before the records', async () => {
+    const options = { user: 'admin', password: 'secret' };
+    await withSandbox(options, async ({ url, store }) => {
+      const post = (fields: Record<string, string>): Promise<Dispatcher.ResponseData> =>
+        request(url + USERS, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(fields).toString(),
+        });
+      const wrong = await post({ users: 'not json', user: 'admin', pass: 'wrong' });
+      expect(wrong.statusCode).toBe(401);
+      await wrong.body.dump();
+      const right = await post({ users: 'not json', user: 'admin', pass: 'secret' });
+      expect(right.statusCode).toBe(400);
+      await right.body.dump();
+      const created = await post({ users: '[{"username":"ada"}]', user: 'admin', pass: 'secret' });
+      expect(created.statusCode).toBe(200);
+      await created.body.dump();
+      expect(store.counts().users).toBe(1);
     });
   });
 
