@@ -4,7 +4,11 @@ import { PorterError } from '../errors/porter-error.js';
 import type { ImportInfo, ResultStatus } from '../model/import.js';
 import { writeCsvReport, writeJsonReport } from '../results/index.js';
 import { submitImport, type SubmitImportRequest } from '../imports/submit-import.js';
-import { dropPendingBatches, promoteDelayedBatches } from '../queue/pending-batches.js';
+import {
+  CANCELLED_REASON,
+  dropPendingBatches,
+  promoteDelayedBatches,
+} from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import type { PorterContext } from './context.js';
 
@@ -104,10 +108,7 @@ export async function cancelImport(
     );
   }
   await context.store.cancel(importId, reason);
-  await dropPendingBatches(context.importQueue, context, importId, {
-    errorCode: 'PORTER_CANCELLED',
-    error: 'not sent: the import was cancelled',
-  });
+  await dropPendingBatches(context.importQueue, context, importId, CANCELLED_REASON);
   return requireImport(context, importId);
 }
 

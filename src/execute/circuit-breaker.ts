@@ -1,3 +1,5 @@
+import { AdminError, classifyFailure } from '../admin/errors.js';
+
 /**
  * A server that fails most calls is not hammered: when the share of failed calls over a window
  * passes a threshold, the import pauses; after a cool-down one batch probes the server, and the
@@ -30,4 +32,15 @@ export function breakerTrips(
   if (window.failures / window.calls < options.threshold) return undefined;
   const seconds = Math.round(options.windowMs / 1000);
   return `the admin server failed ${window.failures} of ${window.calls} calls in ${seconds}s; paused, probing again in ${Math.round(options.cooldownMs / 1000)}s`;
+}
+
+/**
+ * What the breaker counts for a failed call: true when it says the server is failing (a
+ * transient or ambiguous failure), false for an answer (a refusal is an answer), and undefined
+ * for a 429, which says the server is alive and asks for less: the shared back-off handles it.
+ */
+export function breakerOutcome(error: unknown): boolean | undefined {
+  if (!(error instanceof AdminError)) return undefined;
+  if (error.status === 429) return undefined;
+  return classifyFailure(error) !== 'permanent';
 }

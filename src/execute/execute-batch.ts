@@ -17,6 +17,7 @@ import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { findCurrent, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
+import { breakerOutcome } from './circuit-breaker.js';
 import { retryDelayMs, sleep, type RetryPolicy } from './retry-policy.js';
 
 export interface ExecuteContext {
@@ -131,9 +132,9 @@ class BatchRun {
         this.context.signal,
       );
     } catch (error) {
-      const kind = error instanceof AdminError ? classifyFailure(error) : 'permanent';
-      if (kind === 'permanent') this.answeredCalls++;
-      await this.context.onCallOutcome?.(kind !== 'permanent', startedAt);
+      const failed = breakerOutcome(error);
+      if (failed === false) this.answeredCalls++;
+      if (failed !== undefined) await this.context.onCallOutcome?.(failed, startedAt);
       await this.handleFailure(pending, attempt, error);
       return;
     }

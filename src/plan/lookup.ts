@@ -3,8 +3,9 @@
  * caching what one batch asks for more than once.
  */
 import type { AdminClient } from '../admin/client.js';
-import { AdminError, classifyFailure } from '../admin/errors.js';
+import { AdminError } from '../admin/errors.js';
 import type { AclRecord, GroupRecord, UserRecord } from '../admin/schemas.js';
+import { breakerOutcome } from '../execute/circuit-breaker.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
 
 export interface LookupOptions {
@@ -90,9 +91,7 @@ export class RecordLookup {
         await this.options.onOutcome?.(false, startedAt);
         return answer;
       } catch (error) {
-        if (error instanceof AdminError && classifyFailure(error) !== 'permanent') {
-          await this.options.onOutcome?.(true, startedAt);
-        }
+        if (breakerOutcome(error) === true) await this.options.onOutcome?.(true, startedAt);
         throw error;
       }
     };

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
 import { runBatch, type BatchDeps, type BatchReport } from '../execute/run-batch.js';
 import { IMPORT_QUEUE, type ImportBatchJobData } from './import-queue.js';
-import { dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
+import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import type { RequestGate } from './request-gate.js';
 
 export interface ImportWorkerOptions {
@@ -90,6 +90,7 @@ export function createImportWorker(
     if (report.paused) {
       // the import is paused: this batch comes back after the cool-down, as a probe or to wait again
       await job.moveToDelayed(Date.now() + options.deps.breaker.cooldownMs, token);
+      await recheckWaitingBatch(job, queue, options.deps);
       throw new DelayedError();
     }
     if (report.stoppedImport) {
@@ -144,6 +145,24 @@ export function createImportWorker(
   });
   worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
   return worker;
+}
+
+/**
+ * A batch that chose to wait out a pause may have missed a cancel or a resume that came while
+ * it was running (a cancel skips a batch in hand; a resume promotes only waiting ones): it is
+ * then dropped, or run at once, instead of sitting out a whole cool-down.
+ */
+async function recheckWaitingBatch(
+  job: Job<ImportBatchJobData, BatchReport>,
+  queue: Queue<ImportBatchJobData>,
+  deps: ImportWorkerOptions['deps'],
+): Promise<void> {
+  const state = (await deps.store.get(job.data.importId))?.state;
+  if (state === 'cancelled') {
+    await dropPendingBatches(queue, deps, job.data.importId, CANCELLED_REASON);
+  } else if (state === 'running') {
+    await job.promote().catch(() => {}); // already taken or promoted: nothing to do
+  }
 }
 
 /**

@@ -9,6 +9,12 @@ import { abandonBatch } from './import-worker.js';
  * result with the reason. A job a worker holds is left alone: the worker checks the import's
  * state before each call. Returns the number of batches dropped.
  */
+/** Why the records of a cancelled import's unsent batches were not sent. */
+export const CANCELLED_REASON = {
+  errorCode: 'PORTER_CANCELLED',
+  error: 'not sent: the import was cancelled',
+} as const;
+
 export async function dropPendingBatches(
   queue: Queue<ImportBatchJobData>,
   deps: Pick<BatchDeps, 'store' | 'journal'>,

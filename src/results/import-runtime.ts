@@ -139,6 +139,11 @@ export class ImportHealth {
       .exec();
   }
 
+  /** Starts a cool-down in which no batch may probe: called when the import is paused. */
+  async holdProbes(importId: string, cooldownMs: number): Promise<void> {
+    await this.redis.set(`${this.key(importId)}:probe`, '1', 'PX', cooldownMs);
+  }
+
   /** One probe per cool-down: true for the batch that may try the server. */
   async takeProbe(importId: string, cooldownMs: number): Promise<boolean> {
     return (

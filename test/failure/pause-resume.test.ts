@@ -67,6 +67,8 @@ describe('a server that fails most calls', () => {
       env: breakerEnv(600_000),
     });
     const id = await pausedImport(pipeline, 'manual.');
+    // the cool-down starts with the pause: no batch may probe before it ends
+    expect(await pipeline.context.health.takeProbe(id, 600_000)).toBe(false);
     pipeline.sandbox.setFaults({ failRate: 0 });
     const resumed = await resumeImport(pipeline.context, id);
     expect(resumed.state).toBe('running');
@@ -88,5 +90,12 @@ describe('a server that fails most calls', () => {
     expect(info.state).toBe('cancelled');
     expect(info.counts.unprocessed).toBe(500);
     expect(pipeline.sandbox.store.users()).toHaveLength(0);
+    expect(await pipeline.context.importQueue.getJobCounts('delayed', 'waiting', 'active')).toEqual(
+      {
+        delayed: 0,
+        waiting: 0,
+        active: 0,
+      },
+    );
   });
 });
