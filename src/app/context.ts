@@ -5,6 +5,7 @@
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AdminClient } from '../admin/client.js';
+import { adminClientOptionsFromEnv } from '../admin/env-options.js';
 import type { Env } from '../config/env.js';
 import { SendJournal } from '../execute/send-journal.js';
 import { ExportStore } from '../export/export-store.js';
@@ -117,16 +118,7 @@ export async function createPorterContext(
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
     createAdminClient: () =>
       new AdminClient({
-        baseUrl: env.ADMIN_BASE_URL,
-        auth: {
-          apiKey: env.ADMIN_API_KEY,
-          user: env.ADMIN_USER,
-          password: env.ADMIN_PASSWORD,
-          userPasswordMode: env.ADMIN_AUTH_MODE,
-        },
-        requestTimeoutMs: env.ADMIN_TIMEOUT_MS,
-        connectTimeoutMs: env.ADMIN_CONNECT_TIMEOUT_MS,
-        headers: env.ADMIN_EXTRA_HEADERS,
+        ...adminClientOptionsFromEnv(env),
         beforeRequest: (signal) => requestGate.beforeRequest(signal),
       }),
     close: () => {
