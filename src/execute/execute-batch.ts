@@ -177,10 +177,13 @@ class BatchRun {
       this.context.signal,
     );
     if (kind === 'ambiguous' && ops.length > 1) {
-      // a server that never answers one of these records must not sink the others
+      // a server that never answers one of these records (or answers 500 for it) must not sink
+      // the others: halving is not a retry of the same call, so the halves keep the attempt
+      // count; only a group sent again as it was spends one (the breaker stops a server that
+      // fails everything)
       const middle = Math.ceil(ops.length / 2);
-      await this.send(ops.slice(0, middle), attempt + 1);
-      await this.send(ops.slice(middle), attempt + 1);
+      await this.send(ops.slice(0, middle), attempt);
+      await this.send(ops.slice(middle), attempt);
       return;
     }
     await this.send(ops, attempt + 1);

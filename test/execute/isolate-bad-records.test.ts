@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminHttpError } from '../../src/admin/errors.js';
 import { DEFAULT_RETRY_POLICY } from '../../src/execute/retry-policy.js';
 import { executeOps } from '../../src/execute/execute-batch.js';
 import { RecordLookup } from '../../src/plan/lookup.js';
@@ -75,3 +76,53 @@ describe.each(['atomic', 'partial'] as const)(
     );
   },
 );
+
+describe('a server that answers 500 for a bad record (no errorcode, no index)', () => {
+  it.each(['atomic', 'partial'] as const)(
+    '%s: 198 of 200 succeeded, the 2 bad ones end unprocessed with the 500, nothing twice',
+    async (batchFailure) => {
+      sandbox.sandbox.setFaults({ batchFailure });
+      const prefix = `s500.${batchFailure}.`;
+      const bad = new Set([41, 170]);
+      const records: StagedRecord[] = Array.from({ length: 200 }, (_, index) => {
+        const row = index + 1;
+        const username = `${prefix}${row}`;
+        const record = bad.has(row) ? { username, groups: [987_654] } : { username };
+        return { row, input: { username }, record };
+      });
+      // the server's refusal comes back as a bare 500: porter cannot tell what it applied
+      const client = new Proxy(sandbox.client, {
+        get(target, property, receiver) {
+          if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
+          return async (...args: Parameters<typeof target.write>) => {
+            try {
+              return await target.write(...args);
+            } catch (error) {
+              if (!(error instanceof AdminHttpError) || error.status !== 400) throw error;
+              throw new AdminHttpError('internal server error', {
+                method: error.method,
+                path: error.path,
+                status: 500,
+              });
+            }
+          };
+        },
+      });
+      const lookup = new RecordLookup({ client, retry });
+      const plan = await planBatch(records, {
+        resource: 'users',
+        mode: 'create',
+        allowAdmin: false,
+        lookup,
+      });
+      const { results } = await executeOps(plan.ops, { client, resource: 'users', lookup, retry });
+      expect(results).toHaveLength(200);
+      const unprocessed = results.filter((result) => result.status === 'unprocessed');
+      expect(unprocessed.map((result) => result.row).sort((a, b) => a - b)).toEqual([...bad]);
+      for (const result of unprocessed) expect(result.error).toMatch(/500/);
+      expect(results.filter((result) => result.status === 'succeeded')).toHaveLength(198);
+      const created = sandbox.store.users().filter((user) => user.username?.startsWith(prefix));
+      expect(created).toHaveLength(198);
+    },
+  );
+});
