@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AdminClient } from '../../src/admin/client.js';
+import { AdminNoAnswerError, classifyFailure, type AdminError } from '../../src/admin/errors.js';
+import { adminFailure } from '../helpers/sandbox.js';
 
 const PORTER = join(import.meta.dirname, '..', '..', 'bin', 'porter.js');
 
@@ -46,6 +48,34 @@ async function listeningUrl(run: Run): Promise<string> {
   });
 }
 
+/**
+ * Starts `porter sandbox --port 0 ...args`, runs `use` with a client for it, then stops it:
+ * SIGTERM and a clean exit by default, SIGKILL for a sandbox holding answers back.
+ */
+async function servingWith(
+  args: string[],
+  use: (client: AdminClient) => Promise<void>,
+  options: { requestTimeoutMs?: number; stop?: 'SIGTERM' | 'SIGKILL' } = {},
+): Promise<void> {
+  const run = porter('sandbox', '--port', '0', ...args);
+  try {
+    const url = await listeningUrl(run);
+    const client = new AdminClient({
+      baseUrl: url,
+      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    });
+    try {
+      await use(client);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    run.child.kill(options.stop ?? 'SIGTERM');
+    const code = await run.exit;
+    if ((options.stop ?? 'SIGTERM') === 'SIGTERM') expect(code).toBe(0);
+  }
+}
+
 describe('porter sandbox', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'serves under /wf/restapi/v2/admin/, prints its URL, and closes cleanly on %s',
@@ -66,7 +96,7 @@ describe('porter sandbox', () => {
     },
   );
 
-  it('takes every flag: auth, data file, faults; never prints the secrets', async () => {
+  it('takes auth, data file, seed, record limit and batch mode flags; never prints the secrets', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'porter-cli-'));
     const data = join(dir, 'state.ndjson');
     try {
@@ -74,9 +104,8 @@ describe('porter sandbox', () => {
         'sandbox',
         ...['--host', '127.0.0.1', '--port', '0', '--api-key', 'CLI-KEY-SECRET'],
         ...['--user', 'admin', '--password', 'CLI-PASS-SECRET', '--data', data],
-        ...['--seed-users', '3', '--seed-groups', '1', '--seed-acls', '2', '--latency', '1'],
-        ...['--fail-rate', '0', '--drop-rate', '0', '--rate-limit', '1000', '--max-records', '2'],
-        ...['--batch-failure', 'partial'],
+        ...['--seed-users', '3', '--seed-groups', '1', '--seed-acls', '2'],
+        ...['--max-records', '2', '--batch-failure', 'partial'],
       );
       const url = await listeningUrl(run);
       const client = new AdminClient({ baseUrl: url, auth: { apiKey: 'CLI-KEY-SECRET' } });
@@ -103,6 +132,65 @@ describe('porter sandbox', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  // Each fault flag in a process of its own, side by side: each shows its effect.
+  it.concurrent('--fail-rate 1: every request is refused with 503 UNAVAILABLE', async () => {
+    await servingWith(['--fail-rate', '1'], async (client) => {
+      for (const call of [() => client.listUsers(), () => client.postUsers([{ username: 'a' }])]) {
+        const error = await adminFailure(call);
+        expect(error).toMatchObject({ status: 503, errorcode: 'UNAVAILABLE' });
+        expect(classifyFailure(error)).toBe('transient');
+      }
+    });
+  });
+
+  it.concurrent('--rate-limit 1: past one request per second, 429 with Retry-After', async () => {
+    await servingWith(['--rate-limit', '1'], async (client) => {
+      // sent together, they arrive within one second: one is let in, the others refused
+      const outcomes = await Promise.allSettled([1, 2, 3].map(() => client.listUsers()));
+      const refused = outcomes.flatMap((outcome) =>
+        outcome.status === 'rejected' ? [outcome.reason as AdminError] : [],
+      );
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      expect(refused).toHaveLength(2);
+      for (const error of refused) {
+        expect(error).toMatchObject({ status: 429, errorcode: 'RATE_LIMITED' });
+        expect(error.retryAfterMs).toBeGreaterThanOrEqual(1_000);
+      }
+    });
+  });
+
+  it.concurrent(
+    '--drop-rate 1: an applied request gets no answer; a refused one is answered',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'porter-cli-'));
+      const data = join(dir, 'state.ndjson');
+      try {
+        await servingWith(['--drop-rate', '1', '--data', data], async (client) => {
+          const dropped = await adminFailure(() => client.postUsers([{ username: 'dropped.one' }]));
+          expect(dropped).toBeInstanceOf(AdminNoAnswerError);
+          expect(classifyFailure(dropped)).toBe('ambiguous');
+          const refused = await adminFailure(() => client.deleteUsers([{ username: 'nobody' }]));
+          expect(refused).toMatchObject({ status: 404, errorcode: 'NOT_FOUND' });
+        });
+        // applied and saved, though never answered
+        expect(await readFile(data, 'utf8')).toContain('"dropped.one"');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.concurrent('--latency: an answer held longer than the client waits never comes', async () => {
+    await servingWith(
+      ['--latency', '600000'],
+      async (client) => {
+        const error = await adminFailure(() => client.listUsers());
+        expect(error).toBeInstanceOf(AdminNoAnswerError);
+      },
+      { requestTimeoutMs: 200, stop: 'SIGKILL' },
+    );
   });
 
   // Each case spawns a process; running them side by side keeps the file quick.
