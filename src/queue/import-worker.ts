@@ -40,6 +40,10 @@ function describeError(error: unknown): string {
   return typeof error === 'string' && error ? error : 'the batch job failed';
 }
 
+function abandonedReason(error: unknown): { errorCode: string; error: string } {
+  return { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${describeError(error)}` };
+}
+
 /** Starts a worker on the import queue. */
 export function createImportWorker(
   options: ImportWorkerOptions,
@@ -79,6 +83,11 @@ export function createImportWorker(
         log.info('batch cut short by the shutdown timeout; back to the queue');
         await job.moveToDelayed(Date.now(), token);
         throw new DelayedError();
+      }
+      if (!signal?.aborted && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        // the last attempt failed: its rows get their results before the job is failed, so a
+        // worker that stops right after cannot leave the import unsettled
+        await abandonBatch(job.data, abandonedReason(error), options.deps);
       }
       throw error;
     }
@@ -129,13 +138,10 @@ export function createImportWorker(
       return;
     }
     log.error({ err: error }, 'batch given up; its rows are reported unprocessed');
+    // rows of a job failed by the stalled check never reached the processor's last attempt;
+    // for the others this finds every row already recorded
     void recordUntilDone(
-      () =>
-        abandonBatch(
-          job.data,
-          { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${describeError(error)}` },
-          options.deps,
-        ),
+      () => abandonBatch(job.data, abandonedReason(error), options.deps),
       (attempt, abandonError) =>
         log.error(
           { err: abandonError, attempt },

@@ -4,6 +4,7 @@ import { AdminClient } from '../../src/admin/client.js';
 import { createImportWorker } from '../../src/queue/import-worker.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { waitFor } from '../helpers/redis.js';
 
 let pipeline: Pipeline;
 let worker: Worker;
@@ -50,6 +51,12 @@ describe('a batch job that fails for good', () => {
       mode: 'upsert',
       batchSize: 10,
     });
+    // the rows are recorded before the last attempt's job is failed: once all three jobs are
+    // failed the import has settled, even if the worker stopped right then
+    await waitFor(async () =>
+      (await pipeline.context.importQueue.getJobCounts('failed')).failed === 3 ? true : undefined,
+    );
+    expect((await pipeline.context.store.get(submitted.id))?.settled).toBe(true);
     const info = await pipeline.waitFinal(submitted.id);
     expect(info.state).toBe('completed_with_errors');
     expect(info.counts).toEqual({ succeeded: 0, failed: 0, skipped: 0, unprocessed: 30 });
