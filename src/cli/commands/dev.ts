@@ -103,17 +103,8 @@ async function runDemo(context: PorterContext): Promise<number> {
     emptyAsClear: false,
     allowAdmin: false,
   };
-  // members arrive with the users (their Teams column), so the groups go in without them
-  await demoImport(
-    context,
-    'groups.csv',
-    { ...base, resource: 'groups', mode: 'upsert' },
-    {
-      columns: {},
-      ignore: ['users'],
-      defaults: {},
-    },
-  );
+  // members arrive with the users (their Teams column): the groups file names none
+  await demoImport(context, 'groups.csv', { ...base, resource: 'groups', mode: 'upsert' });
   const mapping = loadMapping(
     JSON.parse(await readFile(`${EXAMPLES}mapping.json`, 'utf8')) as unknown,
   );
@@ -132,7 +123,7 @@ async function demoImport(
   context: PorterContext,
   file: string,
   options: ImportOptions,
-  mapping: Mapping,
+  mapping?: Mapping,
 ): Promise<ImportInfo> {
   const info = await startImport(context, {
     options,
