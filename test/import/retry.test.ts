@@ -56,5 +56,20 @@ describe('porter retry', () => {
     await expect(retryImport(pipeline.context, done.info.id)).rejects.toMatchObject({
       code: 'PORTER_INPUT_EMPTY',
     });
+    // an import still receiving its upload has not ended: nothing to retry yet
+    const receiving = await pipeline.context.store.create({
+      options: {
+        resource: 'users',
+        mode: 'upsert',
+        batchSize: 100,
+        listSeparator: '|',
+        emptyAsClear: false,
+        allowAdmin: false,
+      },
+    });
+    await expect(retryImport(pipeline.context, receiving.id)).rejects.toMatchObject({
+      code: 'PORTER_CONFLICT',
+      message: expect.stringMatching(/still receiving/),
+    });
   });
 });
