@@ -6,9 +6,13 @@ import type { Logger } from '../util/logger.js';
 export interface FaultOptions {
   /** Milliseconds every answer of the admin routes waits before it is sent. @defaultValue 0 */
   latencyMs: number;
-  /** Probability (0..1) that a request is refused with 503 before anything is applied. @defaultValue 0 */
+  /** Probability (0..1) that a request is refused with 503 before its body is read. @defaultValue 0 */
   failRate: number;
-  /** Probability (0..1) that a request is applied and then its connection destroyed unanswered. @defaultValue 0 */
+  /**
+   * Probability (0..1) that a request is applied and then its connection destroyed unanswered.
+   * Decided when it arrives; a request that is refused (401, 400, 404, …) is answered instead.
+   * @defaultValue 0
+   */
   dropRate: number;
   /** Requests allowed per second before 429 with Retry-After; 0 = no limit. @defaultValue 0 */
   rateLimit: number;
