@@ -199,18 +199,49 @@ class BatchRun {
     const index = error.index;
     const named =
       index !== undefined && Number.isInteger(index) && index >= 0 && index < ops.length;
-    // records before the failing one may have been applied by a partial server
-    const appliedUpTo = named ? index : ops.length;
-    for (const op of ops.slice(0, appliedUpTo)) this.uncertain.add(op.row);
+    // a partial server applied the records before the failing one; an atomic one, none
+    await this.settleAppliedPrefix(ops, named ? index : ops.length);
+    const open = (part: PlannedOp[]): PlannedOp[] => part.filter((op) => !this.results.has(op.row));
     if (named) {
-      await this.send(ops.slice(0, index), 1);
+      await this.send(open(ops.slice(0, index)), 1);
       await this.send([ops[index]!], 1);
       await this.send(ops.slice(index + 1), 1);
       return;
     }
-    const middle = Math.ceil(ops.length / 2);
-    await this.send(ops.slice(0, middle), 1);
-    await this.send(ops.slice(middle), 1);
+    const rest = open(ops);
+    const middle = Math.ceil(rest.length / 2);
+    await this.send(rest.slice(0, middle), 1);
+    await this.send(rest.slice(middle), 1);
+  }
+
+  /**
+   * What a refused call applied is at most a prefix of it: nothing (an all-or-nothing server)
+   * or the records before the bad one (a partial server). Walks the first `upTo` records in
+   * order, looking each create or delete up, and stops at the first one not applied: neither
+   * it nor any record after it was. Applied ones are finished as succeeded; updates are left
+   * to be sent again, which is harmless. So an atomic server costs one read per refusal, not
+   * one per record.
+   */
+  private async settleAppliedPrefix(ops: PlannedOp[], upTo: number): Promise<void> {
+    const idField = RESOURCES[this.context.resource].idField;
+    for (let position = 0; position < upTo; position++) {
+      const op = ops[position]!;
+      if (op.action === 'update') continue;
+      if (op.action === 'create' && !op.knownAbsent) {
+        // found now, it could not be told from one that existed before: look before resending
+        for (const later of ops.slice(position, upTo)) this.uncertain.add(later.row);
+        return;
+      }
+      const found = await this.find(op);
+      if (op.action === 'create' ? found === undefined : found !== undefined) {
+        this.uncertain.delete(op.row);
+        return;
+      }
+      this.finish(op, {
+        status: 'succeeded',
+        id: op.action === 'create' ? (found![idField] as string | number) : op.existingId,
+      });
+    }
   }
 
   private async failAlone(op: PlannedOp, error: AdminError): Promise<void> {
@@ -254,6 +285,8 @@ class BatchRun {
       } else if (op.action === 'delete' && !found) {
         this.finish(op, { status: 'succeeded', id: op.existingId });
       } else {
+        // seen as not applied: certain again until a later call of it fails without an answer
+        this.uncertain.delete(op.row);
         pending.push(op);
       }
     }

@@ -77,6 +77,64 @@ describe.each(['atomic', 'partial'] as const)(
   },
 );
 
+describe('a server that names no index in its refusals', () => {
+  it.each(['atomic', 'partial'] as const)(
+    '%s: 997 succeeded, 3 failed, within 2·k·log2(n) calls and about n reads',
+    async (batchFailure) => {
+      sandbox.sandbox.setFaults({ batchFailure });
+      const prefix = `noindex.${batchFailure}.`;
+      // the same refusals, without the index: porter can only halve
+      const client = new Proxy(sandbox.client, {
+        get(target, property, receiver) {
+          if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
+          return async (...args: Parameters<typeof target.write>) => {
+            try {
+              return await target.write(...args);
+            } catch (error) {
+              if (!(error instanceof AdminHttpError) || error.index === undefined) throw error;
+              throw new AdminHttpError(error.message, {
+                method: error.method,
+                path: error.path,
+                status: error.status ?? 400,
+                errorcode: error.errorcode,
+              });
+            }
+          };
+        },
+      });
+      const lookup = new RecordLookup({ client, retry });
+      const plan = await planBatch(users(prefix, 1_000), {
+        resource: 'users',
+        mode: 'create',
+        allowAdmin: false,
+        lookup,
+      });
+      const { results, stats } = await executeOps(plan.ops, {
+        client,
+        resource: 'users',
+        lookup,
+        retry,
+      });
+      expect(results.filter((result) => result.status === 'succeeded')).toHaveLength(997);
+      expect(
+        results
+          .filter((result) => result.status === 'failed')
+          .map((result) => result.row)
+          .sort((a, b) => a - b),
+      ).toEqual([...BAD_ROWS]);
+      const bound = 1 + 2 * BAD_ROWS.size * Math.ceil(Math.log2(1_000));
+      console.log(
+        `no index, ${batchFailure}: ${stats.writeCalls} write calls (bound ${bound}), ${stats.reconcileReads} reconcile reads`,
+      );
+      expect(stats.writeCalls).toBeLessThanOrEqual(bound);
+      // a record seen absent is not looked up again unless a later call of it goes unanswered
+      expect(stats.reconcileReads).toBeLessThanOrEqual(1_000 + bound);
+      const created = sandbox.store.users().filter((user) => user.username?.startsWith(prefix));
+      expect(created).toHaveLength(997);
+    },
+  );
+});
+
 describe('a server that answers 500 for a bad record (no errorcode, no index)', () => {
   it.each(['atomic', 'partial'] as const)(
     '%s: 198 of 200 succeeded, the 2 bad ones end unprocessed with the 500, nothing twice',
