@@ -1,7 +1,7 @@
 /** Starts the workers of one process over a porter context, and stops them gracefully. */
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
-import { createImportWorker } from '../queue/import-worker.js';
+import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
@@ -77,8 +77,8 @@ export function startWorkers(
           );
           // abort the batches in hand: their jobs go back to the queue for another worker,
           // and the send journal keeps what they had sent from being applied twice
-          importWorker.cancelAllJobs('shutdown timeout');
-          exportWorker.cancelAllJobs('shutdown timeout');
+          importWorker.cancelAllJobs(SHUTDOWN_REASON);
+          exportWorker.cancelAllJobs(SHUTDOWN_REASON);
           await Promise.race([
             drained,
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
