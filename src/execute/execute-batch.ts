@@ -91,6 +91,9 @@ export async function executeOps(
   };
 }
 
+/** Refusals that are usually about the caller or the route, not about one record. */
+const CALL_LEVEL_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
+
 class BatchRun {
   readonly results = new Map<number, DecidedResult>();
   readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0 };
@@ -98,6 +101,10 @@ class BatchRun {
   answeredCalls = 0;
   private readonly uncertain: Set<number>;
   private readonly attempts = new Map<number, number>();
+  /** Write calls of this batch the server accepted. */
+  private acceptedCalls = 0;
+  /** The last refusal of a record sent alone. */
+  private lastLoneRefusal: AdminError | undefined;
 
   constructor(private readonly context: ExecuteContext) {
     this.uncertain = new Set(context.uncertainRows ?? []);
@@ -139,6 +146,7 @@ class BatchRun {
       return;
     }
     this.answeredCalls++;
+    this.acceptedCalls++;
     await this.context.onCallOutcome?.(false, startedAt);
     this.acceptAnswer(pending, answer);
   }
@@ -190,7 +198,8 @@ class BatchRun {
   }
 
   /** A permanent refusal: fail a lone record, or split the group to find the bad ones. */
-  private async isolate(ops: PlannedOp[], error: AdminError): Promise<void> {
+  private async isolate(group: PlannedOp[], error: AdminError): Promise<void> {
+    let ops = group;
     if (ops.length === 1) {
       // the refusal is about this record: nothing of the call was applied
       await this.failAlone(ops[0]!, error);
@@ -199,6 +208,11 @@ class BatchRun {
     const index = error.index;
     const named =
       index !== undefined && Number.isInteger(index) && index >= 0 && index < ops.length;
+    if (!named && CALL_LEVEL_STATUSES.has(error.status ?? 0) && this.acceptedCalls === 0) {
+      if (await this.refusedAsAWhole(ops, error)) return;
+      ops = ops.filter((op) => !this.results.has(op.row));
+      if (ops.length === 0) return;
+    }
     // a partial server applied the records before the failing one; an atomic one, none
     await this.settleAppliedPrefix(ops, named ? index : ops.length);
     const open = (part: PlannedOp[]): PlannedOp[] => part.filter((op) => !this.results.has(op.row));
@@ -212,6 +226,35 @@ class BatchRun {
     const middle = Math.ceil(rest.length / 2);
     await this.send(rest.slice(0, middle), 1);
     await this.send(rest.slice(middle), 1);
+  }
+
+  /**
+   * A 401, 403 or 405 for a whole call is likely about who sends it (read-only credentials),
+   * not about a record. Until a write of the batch is accepted, the first and the last record
+   * are tried alone; when both are refused the same way, the others are not tried one by one
+   * (about two calls per record): they are reported unprocessed, for `porter retry` once the
+   * cause is fixed.
+   */
+  private async refusedAsAWhole(ops: PlannedOp[], error: AdminError): Promise<boolean> {
+    const refusedAlike = async (op: PlannedOp): Promise<boolean> => {
+      await this.send([op], 1);
+      return (
+        this.results.get(op.row)?.status === 'failed' &&
+        this.lastLoneRefusal?.status === error.status
+      );
+    };
+    const first = ops[0]!;
+    const last = ops[ops.length - 1]!;
+    if (!(await refusedAlike(first)) || !(await refusedAlike(last))) return false;
+    for (const op of ops.slice(1, -1)) {
+      this.finish(op, {
+        status: 'unprocessed',
+        errorCode: recordErrorCode(error),
+        error: `not sent alone: the admin server refused the whole call, and its first and last records alone, with ${error.status} (${recordErrorMessage(error)})`,
+        id: op.existingId,
+      });
+    }
+    return true;
   }
 
   /**
@@ -245,6 +288,7 @@ class BatchRun {
   }
 
   private async failAlone(op: PlannedOp, error: AdminError): Promise<void> {
+    this.lastLoneRefusal = error;
     const wasUncertain = this.uncertain.has(op.row);
     if (op.action === 'create' && op.knownAbsent && isConflict(error) && wasUncertain) {
       // an earlier attempt of this import may have created it: look before calling it a conflict

@@ -184,3 +184,63 @@ describe('a server that answers 500 for a bad record (no errorcode, no index)', 
     },
   );
 });
+
+describe('a 403 refusal', () => {
+  /** A client whose writes are refused with 403 whenever `refuse` says so for a record of the call. */
+  function refusing(refuse: (record: { username?: string }) => boolean): typeof sandbox.client {
+    return new Proxy(sandbox.client, {
+      get(target, property, receiver) {
+        if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: Parameters<typeof target.write>) => {
+          const records = args[2] as { username?: string }[];
+          if (records.some(refuse)) {
+            throw new AdminHttpError('forbidden', {
+              method: args[1],
+              path: '/userManager',
+              status: 403,
+              errorcode: 'FORBIDDEN',
+            });
+          }
+          return target.write(...args);
+        };
+      },
+    });
+  }
+
+  async function run(prefix: string, client: typeof sandbox.client) {
+    const lookup = new RecordLookup({ client, retry });
+    const plan = await planBatch(users(prefix, 100), {
+      resource: 'users',
+      mode: 'create',
+      allowAdmin: false,
+      lookup,
+    });
+    return executeOps(plan.ops, { client, resource: 'users', lookup, retry });
+  }
+
+  it('of every write (read-only credentials) costs 3 calls, not 2 per record: 2 failed, 98 unprocessed', async () => {
+    const { results, stats } = await run(
+      'ro.',
+      refusing(() => true),
+    );
+    expect(stats.writeCalls).toBe(3);
+    expect(results.filter((result) => result.status === 'failed')).toHaveLength(2);
+    const unprocessed = results.filter((result) => result.status === 'unprocessed');
+    expect(unprocessed).toHaveLength(98);
+    expect(unprocessed[0]!.error).toMatch(
+      /refused the whole call, and its first and last records alone, with 403/,
+    );
+  });
+
+  it('of some records only is isolated like any refusal', async () => {
+    const locked = (record: { username?: string }): boolean =>
+      record.username === 'perm.1' ||
+      record.username === 'perm.40' ||
+      record.username === 'perm.77';
+    const { results } = await run('perm.', refusing(locked));
+    expect(results.filter((result) => result.status === 'succeeded')).toHaveLength(97);
+    expect(
+      results.filter((result) => result.status === 'failed').map((result) => result.key),
+    ).toEqual(['perm.1', 'perm.40', 'perm.77']);
+  });
+});
