@@ -154,7 +154,12 @@ export async function retryImport(
   // NDJSON keeps typed JSON values as they were, and reads CSV text the way CSV does
   async function* lines(): AsyncGenerator<string> {
     for await (const result of results) {
-      yield `${JSON.stringify({ ...result.input, porter_sourceRow: String(result.sourceRow ?? result.row) })}\n`;
+      // the row here lets the retry ask this import's send journal what it had sent
+      const links = {
+        porter_sourceRow: String(result.sourceRow ?? result.row),
+        porter_parentRow: String(result.row),
+      };
+      yield `${JSON.stringify({ ...result.input, ...links })}\n`;
     }
   }
   return startImport(

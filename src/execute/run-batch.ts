@@ -166,6 +166,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       todo.map((record) => record.row),
     ),
   );
+  // a retry: records the import it retries had sent (and may have applied) count as sent too
+  if (info.retryOf !== undefined) {
+    for (const row of await sentByParent(deps.journal, info.retryOf, todo)) sentBefore.add(row);
+  }
   let plan: Awaited<ReturnType<typeof planBatch>>;
   try {
     plan = await planBatch(todo, {
@@ -237,6 +241,21 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     if (await store.transition(ref.importId, ['paused'], 'running')) report.resumedImport = true;
   }
   return report;
+}
+
+/** Rows of a retry whose record the retried import had sent (`porter_parentRow`, its row there). */
+async function sentByParent(
+  journal: BatchDeps['journal'],
+  parentId: string,
+  records: readonly StagedRecord[],
+): Promise<number[]> {
+  const rowByParentRow = new Map<number, number>();
+  for (const record of records) {
+    const parentRow = Number(record.input.porter_parentRow);
+    if (Number.isSafeInteger(parentRow) && parentRow > 0) rowByParentRow.set(parentRow, record.row);
+  }
+  const sent = await journal.sentAmong(parentId, [...rowByParentRow.keys()]);
+  return sent.map((parentRow) => rowByParentRow.get(parentRow)!);
 }
 
 /** Whether the import's remaining records may be sent now: stop (final), pause, or go on. */

@@ -48,6 +48,32 @@ describe('porter retry', () => {
     await client.close();
   });
 
+  it('a record the retried import sent, that may have landed, is looked up: found, it is this import’s own', async () => {
+    // the first import's call went out and no answer came: its record ends unprocessed
+    pipeline.sandbox.setFaults({ failRate: 1 });
+    const first = await pipeline.run(csv(['username'], [['retry.landed'], ['retry.other']]), {
+      resource: 'users',
+      mode: 'create',
+    });
+    pipeline.sandbox.setFaults({ failRate: 0 });
+    expect(first.results.map((r) => r.status)).toEqual(['unprocessed', 'unprocessed']);
+    // as if that call had landed: its row is in the send journal and the user exists
+    await pipeline.context.journal.markSent(first.info.id, [1]);
+    const client = pipeline.context.createAdminClient();
+    const [landed] = await client.postUsers([{ username: 'retry.landed' }]);
+    await client.postUsers([{ username: 'retry.other' }]); // someone else's, not sent by porter
+    await client.close();
+
+    const retry = await retryImport(pipeline.context, first.info.id);
+    await pipeline.waitFinal(retry.id);
+    const results = await pipeline.results(retry.id);
+    expect(results.map((r) => [r.key, r.status, r.errorCode])).toEqual([
+      ['retry.landed', 'succeeded', undefined],
+      ['retry.other', 'failed', 'ALREADY_EXISTS'],
+    ]);
+    expect(results[0]!.id).toBe(landed!.userId);
+  });
+
   it('refuses an import with nothing to retry, and one still running', async () => {
     const done = await pipeline.run(csv(['username'], [['retry.clean']]), {
       resource: 'users',
