@@ -40,6 +40,8 @@ export class AdminError extends PorterError {
 }
 
 const TRANSIENT_STATUSES = new Set([408, 429, 502, 503, 504]);
+/** Answers of a proxy or gateway in front of the server, which may have applied the request. */
+const GATEWAY_STATUSES = new Set([502, 504]);
 
 /** The server answered with an error status, or with an error body under a 2xx status. */
 export class AdminHttpError extends AdminError {
@@ -96,6 +98,10 @@ export function classifyFailure(error: unknown): FailureKind {
   }
   if (error instanceof AdminHttpError) {
     const status = error.status ?? 0;
+    // a gateway's 502 or 504 may come after its upstream applied the write: look before resending
+    if (GATEWAY_STATUSES.has(status) && !SAFE_METHODS.has(error.method.toUpperCase())) {
+      return 'ambiguous';
+    }
     if (TRANSIENT_STATUSES.has(status)) return 'transient';
     if (status >= 400 && status < 500) return 'permanent';
     if (status >= 500) return 'ambiguous';

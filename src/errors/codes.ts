@@ -160,7 +160,8 @@ export const ERROR_CODES = {
     httpStatus: 503,
     exitCode: 1,
     kind: 'transient',
-    summary: 'The admin server is busy, rate-limiting or down (429, 502, 503, 504); retried.',
+    summary:
+      'The admin server is busy, rate-limiting or down (408, 429, 503; 502 and 504 on a read); retried. A 502 or 504 on a write is ambiguous.',
   },
   ADMIN_CONNECTION_FAILED: {
     httpStatus: 502,

@@ -63,12 +63,25 @@ async function failureOf(
 }
 
 describe('the admin client classifies every failure once', () => {
-  it.each([408, 429, 502, 503, 504])('HTTP %i is transient', async (status) => {
+  it.each([408, 429, 503])('HTTP %i is transient', async (status) => {
     respond(status, { errorcode: 'BUSY', message: 'try later' });
     const error = await failureOf((client) => client.postUsers([{ username: 'a' }]));
     expect(error).toBeInstanceOf(AdminHttpError);
     expect(classifyFailure(error)).toBe('transient');
   });
+
+  it.each([502, 504])(
+    'HTTP %i from a gateway is ambiguous for a write (its server may have applied it), transient for a read',
+    async (status) => {
+      respond(status, 'Bad Gateway');
+      const write = await failureOf((client) => client.postUsers([{ username: 'a' }]));
+      expect(write).toBeInstanceOf(AdminHttpError);
+      expect(classifyFailure(write)).toBe('ambiguous');
+      respond(status, 'Bad Gateway');
+      const read = await failureOf((client) => client.listUsers({ username: 'a' }));
+      expect(classifyFailure(read)).toBe('transient');
+    },
+  );
 
   it.each([400, 401, 403, 404, 409, 413, 422, 418])('HTTP %i is permanent', async (status) => {
     respond(status, { errorcode: 'NO', message: 'refused', index: 3 });
