@@ -20,7 +20,9 @@ describe('record validation', () => {
   });
 
   it('keeps the key of an invalid record that names one, so its report row says who it is', async () => {
-    const items = await ingestItems('username,substitutionMap\nalice,{bad\n,{}\n', { mode: 'create' });
+    const items = await ingestItems('username,substitutionMap\nalice,{bad\n,{}\n', {
+      mode: 'create',
+    });
     expect(items[0]).toMatchObject({ kind: 'invalid', key: 'alice', field: 'substitutionMap' });
     expect(items[1]).toMatchObject({ kind: 'invalid', field: 'username' });
     expect((items[1] as { key?: string }).key).toBeUndefined();
