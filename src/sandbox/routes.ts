@@ -140,6 +140,12 @@ function write(
 }
 
 /** Wraps a handler in the auth, save, drop and answer steps every admin request takes. */
+function countRefusal(store: SandboxStore, error: unknown): void {
+  if (error instanceof SandboxError) {
+    store.stats.refusals[error.errorcode] = (store.stats.refusals[error.errorcode] ?? 0) + 1;
+  }
+}
+
 function serve(
   context: SandboxContext,
   drops: WeakSet<FastifyRequest>,
@@ -152,10 +158,19 @@ function serve(
     const { store, faults } = context;
     const form = request.body instanceof Map ? (request.body as Map<string, string>) : undefined;
     const params = new RequestParams(request.query as Record<string, unknown>, form);
-    context.auth.check(request.headers, params);
-    const outcome = handler(params);
+    let outcome: Outcome;
+    try {
+      context.auth.check(request.headers, params);
+      outcome = handler(params);
+    } catch (error) {
+      countRefusal(store, error);
+      throw error;
+    }
     if (outcome.changed) await context.persistence?.commit();
-    if (outcome.error) throw outcome.error;
+    if (outcome.error) {
+      countRefusal(store, outcome.error);
+      throw outcome.error;
+    }
     if (drops.has(request)) {
       // The ambiguous failure: the request was applied (and saved) but no answer ever comes.
       await faults.delay();

@@ -24,6 +24,8 @@ export interface SandboxStats {
     tooManyRecords: number;
     delayed: number;
   };
+  /** Requests refused, per errorcode (ALREADY_EXISTS, NOT_FOUND, …), injected faults aside. */
+  refusals: Record<string, number>;
   /** Times the data file was written. */
   saves: number;
 }
@@ -38,6 +40,7 @@ export function emptyStats(): SandboxStats {
     writes: { users: writes(), groups: writes(), acls: writes() },
     applied: { users: applied(), groups: applied(), acls: applied() },
     faults: { failed: 0, dropped: 0, rateLimited: 0, tooManyRecords: 0, delayed: 0 },
+    refusals: {},
     saves: 0,
   };
 }
