@@ -18,7 +18,7 @@ export class Faults {
 
   private readonly random: () => number;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, method: string) => Promise<void>;
 
   constructor(
     options: Partial<FaultOptions>,
@@ -26,7 +26,7 @@ export class Faults {
     sources: {
       random?: () => number;
       now?: () => number;
-      sleep?: (ms: number) => Promise<void>;
+      sleep?: (ms: number, method: string) => Promise<void>;
     } = {},
   ) {
     this.current = { ...DEFAULT_FAULTS, ...checkFaults(options) };
@@ -73,11 +73,11 @@ export class Faults {
   }
 
   /** Waits latencyMs before an answer goes out (or a dropped connection is destroyed). */
-  async delay(): Promise<void> {
+  async delay(method: string): Promise<void> {
     const { latencyMs } = this.current;
     if (latencyMs === 0) return;
     this.stats.faults.delayed++;
-    await this.sleep(latencyMs);
+    await this.sleep(latencyMs, method);
   }
 
   private checkRate(): void {

@@ -61,8 +61,11 @@ export interface SandboxOptions {
   random?: () => number;
   /** Clock of the rate limiter, in milliseconds. @defaultValue Date.now */
   now?: () => number;
-  /** How `latencyMs` is waited; inject one to see the waits in tests. @defaultValue a timer */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * How `latencyMs` is waited before an answer to a request with this HTTP method; inject one
+   * to see or hold the waits in tests. @defaultValue a timer
+   */
+  sleep?: (ms: number, method: string) => Promise<void>;
   /** Largest accepted request body in bytes. @defaultValue 64 MiB */
   bodyLimit?: number;
 }

@@ -117,8 +117,8 @@ function faultHooks(context: SandboxContext): {
       if (method in store.stats.requests) store.stats.requests[method]++;
       if (faults.admit().drop) drops.add(request);
     },
-    onSend: async (_request, _reply, payload) => {
-      await faults.delay();
+    onSend: async (request, _reply, payload) => {
+      await faults.delay(request.method);
       return payload;
     },
   };
@@ -173,7 +173,7 @@ function serve(
     }
     if (drops.has(request)) {
       // The ambiguous failure: the request was applied (and saved) but no answer ever comes.
-      await faults.delay();
+      await faults.delay(request.method);
       store.stats.faults.dropped++;
       reply.hijack();
       request.raw.socket.destroy();
