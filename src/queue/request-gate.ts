@@ -6,10 +6,23 @@
 import type { Redis } from 'ioredis';
 import { sleep } from '../execute/retry-policy.js';
 
+/**
+ * A sliding one-second window on Redis's own clock (the same for every worker and machine):
+ * takes a slot and returns 0, or returns how many milliseconds until the oldest slot leaves
+ * the window. No second ever sees more than the cap, across second boundaries too.
+ */
 const TAKE_SLOT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], 2000) end
-return count
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 1000)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, time[1] .. time[2] .. ':' .. redis.call('INCR', KEYS[2]))
+  redis.call('PEXPIRE', KEYS[1], 2000)
+  redis.call('PEXPIRE', KEYS[2], 2000)
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, tonumber(oldest[2]) + 1000 - now)
 `;
 
 const PAUSE_AT_LEAST = `
@@ -22,7 +35,7 @@ return 1
 export interface RequestGateStats {
   /** Requests that waited for a 429 back-off set by any worker. */
   backoffWaits: number;
-  /** Requests that waited for the next second under the cap. */
+  /** Requests that waited for a slot under the cap. */
   capWaits: number;
 }
 
@@ -37,10 +50,10 @@ export class RequestGate {
     private readonly maxPerSecond = 0,
   ) {
     this.pauseKey = `${prefix}:admin-gate:paused`;
-    this.windowKey = `${prefix}:admin-gate:second`;
+    this.windowKey = `${prefix}:admin-gate:window`;
   }
 
-  /** Waits until a request may go: no back-off in force, and a slot left in this second. */
+  /** Waits until a request may go: no back-off in force, and a slot left in the last second. */
   async beforeRequest(signal?: AbortSignal): Promise<void> {
     for (;;) {
       const pausedFor = await this.redis.pttl(this.pauseKey);
@@ -50,12 +63,18 @@ export class RequestGate {
         continue;
       }
       if (this.maxPerSecond <= 0) return;
-      const now = Date.now();
-      const second = Math.floor(now / 1000);
-      const taken = Number(await this.redis.eval(TAKE_SLOT, 1, `${this.windowKey}:${second}`));
-      if (taken <= this.maxPerSecond) return;
+      const waitMs = Number(
+        await this.redis.eval(
+          TAKE_SLOT,
+          2,
+          this.windowKey,
+          `${this.windowKey}:seq`,
+          this.maxPerSecond,
+        ),
+      );
+      if (waitMs === 0) return;
       this.stats.capWaits++;
-      await sleep(1000 - (now % 1000) + Math.floor(Math.random() * 20), signal);
+      await sleep(waitMs + Math.floor(Math.random() * 5), signal);
     }
   }
 
