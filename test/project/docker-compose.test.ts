@@ -8,6 +8,8 @@ interface Service {
   command?: string[];
   environment?: Record<string, string>;
   volumes?: string[];
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
 }
 
 describe('docker-compose.yml', () => {
@@ -27,6 +29,16 @@ describe('docker-compose.yml', () => {
     // the API serves the files the workers export: both see one volume
     expect(api?.volumes).toEqual(['exports:/exports']);
     expect(worker?.volumes).toEqual(['exports:/exports']);
+    // the API and the workers start once Redis and their default target, the sandbox, answer
+    expect(sandbox?.healthcheck?.test[0]).toBe('CMD');
+    for (const service of [api, worker]) {
+      expect(service?.depends_on).toEqual({
+        redis: { condition: 'service_healthy' },
+        sandbox: { condition: 'service_healthy' },
+      });
+    }
+    // no variable is required at parse time: `docker compose up redis sandbox` needs no token
+    expect(await readFile('docker-compose.yml', 'utf8')).not.toMatch(/\$\{[A-Z_]+:\?/);
     const dockerfile = await readFile('Dockerfile', 'utf8');
     expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/porter\.js"\]/);
   });
