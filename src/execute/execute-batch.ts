@@ -14,6 +14,7 @@
 import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { mergeRecord } from '../plan/merge.js';
 import { findCurrent, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
@@ -89,6 +90,19 @@ export async function executeOps(
     paused: run.paused,
     answeredCalls: run.answeredCalls,
   };
+}
+
+/** Fields the interface accepts but never reads back as written. */
+const UNREADABLE_FIELDS: ReadonlySet<string> = new Set(['primaryGroup', 'position']);
+
+/** Whether a record found on the server has every field of the payload, as far as it can tell. */
+function holdsPayload(
+  resource: ResourceName,
+  found: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): boolean {
+  const { changed } = mergeRecord(resource, found, payload);
+  return changed.every((field) => UNREADABLE_FIELDS.has(field));
 }
 
 /** Refusals that are usually about the caller or the route, not about one record. */
@@ -290,10 +304,13 @@ class BatchRun {
   private async failAlone(op: PlannedOp, error: AdminError): Promise<void> {
     this.lastLoneRefusal = error;
     const wasUncertain = this.uncertain.has(op.row);
-    if (op.action === 'create' && op.knownAbsent && isConflict(error) && wasUncertain) {
-      // an earlier attempt of this import may have created it: look before calling it a conflict
+    if (op.action === 'create' && op.knownAbsent && isConflict(error)) {
+      // absent when this import looked, present now: an earlier attempt of this import may have
+      // created it (its answer lost), or a second run of this batch (a worker that lost its
+      // lock and ran on). Without such an uncertain call, it counts as this import's own only
+      // when it holds exactly what this import would have written.
       const found = await this.find(op);
-      if (found) {
+      if (found && (wasUncertain || holdsPayload(this.context.resource, found, op.payload))) {
         this.finish(op, {
           status: 'succeeded',
           id: found[RESOURCES[this.context.resource].idField] as string | number,
