@@ -16,8 +16,6 @@ describe('a stop signal with a batch in hand', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
     '%s: the worker takes no new batch, finishes the one in hand, records its results, and exits 0',
     async (signal) => {
-      const postsBefore = pipeline.sandbox.store.stats.requests.POST;
-      const usersBefore = pipeline.sandbox.store.users().length;
       const rows = Array.from({ length: 30 }, (_, index) => [`graceful.${signal}.${index + 1}`]);
       const submitted = await pipeline.submit(csv(['username'], rows), {
         resource: 'users',
