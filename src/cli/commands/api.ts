@@ -3,6 +3,7 @@ import { createPorterContext } from '../../app/context.js';
 import { onShutdown } from '../../app/signals.js';
 import { loadEnv } from '../../config/env.js';
 import { PorterError } from '../../errors/porter-error.js';
+import { closeWithin } from '../../http/close-app.js';
 import { buildApiApp } from '../../http/build-app.js';
 import { positiveInteger } from '../options.js';
 
@@ -25,8 +26,8 @@ export function registerApiCommand(program: Command): void {
       const address = await app.listen({ port: options.port, host: options.host });
       console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
       onShutdown(context.logger, async () => {
-        // stops accepting, lets uploads in progress finish
-        await app.close();
+        // stops accepting, lets uploads in progress finish (up to PORTER_SHUTDOWN_TIMEOUT_MS)
+        await closeWithin(app, env.PORTER_SHUTDOWN_TIMEOUT_MS, context.logger);
         await context.close();
       });
     });
