@@ -13,11 +13,7 @@ afterAll(async () => {
 });
 
 function porter(args: string[]): Promise<CliResult> {
-  return runPorter(args, {
-    REDIS_URL: pipeline.context.env.REDIS_URL,
-    PORTER_PREFIX: pipeline.context.env.PORTER_PREFIX,
-    ADMIN_BASE_URL: pipeline.sandbox.url,
-  });
+  return runPorter(args, pipeline.childEnv());
 }
 
 describe('porter cancel, resume and retry', () => {

@@ -17,6 +17,33 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
+type Write = TestSandbox['client']['write'];
+
+/** The sandbox's client with every write passed through `around`: a server that answers otherwise. */
+function aroundWrites(
+  around: (write: Write, ...args: Parameters<Write>) => ReturnType<Write>,
+): TestSandbox['client'] {
+  return new Proxy(sandbox.client, {
+    get(target, property, receiver) {
+      if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
+      return (...args: Parameters<Write>) => around(target.write.bind(target), ...args);
+    },
+  });
+}
+
+/** The sandbox's client with each refusal of a write replaced by what `change` makes of it. */
+function changingRefusals(
+  change: (error: AdminHttpError) => AdminHttpError | undefined,
+): TestSandbox['client'] {
+  return aroundWrites(async (write, ...args) => {
+    try {
+      return await write(...args);
+    } catch (error) {
+      throw (error instanceof AdminHttpError ? change(error) : undefined) ?? error;
+    }
+  });
+}
+
 const BAD_ROWS = new Set([137, 512, 990]);
 
 function users(prefix: string, n: number): StagedRecord[] {
@@ -84,24 +111,16 @@ describe('a server that names no index in its refusals', () => {
       sandbox.sandbox.setFaults({ batchFailure });
       const prefix = `noindex.${batchFailure}.`;
       // the same refusals, without the index: porter can only halve
-      const client = new Proxy(sandbox.client, {
-        get(target, property, receiver) {
-          if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
-          return async (...args: Parameters<typeof target.write>) => {
-            try {
-              return await target.write(...args);
-            } catch (error) {
-              if (!(error instanceof AdminHttpError) || error.index === undefined) throw error;
-              throw new AdminHttpError(error.message, {
-                method: error.method,
-                path: error.path,
-                status: error.status ?? 400,
-                errorcode: error.errorcode,
-              });
-            }
-          };
-        },
-      });
+      const client = changingRefusals((error) =>
+        error.index === undefined
+          ? undefined
+          : new AdminHttpError(error.message, {
+              method: error.method,
+              path: error.path,
+              status: error.status ?? 400,
+              errorcode: error.errorcode,
+            }),
+      );
       const lookup = new RecordLookup({ client, retry });
       const plan = await planBatch(users(prefix, 1_000), {
         resource: 'users',
@@ -149,23 +168,15 @@ describe('a server that answers 500 for a bad record (no errorcode, no index)', 
         return { row, input: { username }, record };
       });
       // the server's refusal comes back as a bare 500: porter cannot tell what it applied
-      const client = new Proxy(sandbox.client, {
-        get(target, property, receiver) {
-          if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
-          return async (...args: Parameters<typeof target.write>) => {
-            try {
-              return await target.write(...args);
-            } catch (error) {
-              if (!(error instanceof AdminHttpError) || error.status !== 400) throw error;
-              throw new AdminHttpError('internal server error', {
-                method: error.method,
-                path: error.path,
-                status: 500,
-              });
-            }
-          };
-        },
-      });
+      const client = changingRefusals((error) =>
+        error.status !== 400
+          ? undefined
+          : new AdminHttpError('internal server error', {
+              method: error.method,
+              path: error.path,
+              status: 500,
+            }),
+      );
       const lookup = new RecordLookup({ client, retry });
       const plan = await planBatch(records, {
         resource: 'users',
@@ -188,22 +199,17 @@ describe('a server that answers 500 for a bad record (no errorcode, no index)', 
 describe('a 403 refusal', () => {
   /** A client whose writes are refused with 403 whenever `refuse` says so for a record of the call. */
   function refusing(refuse: (record: { username?: string }) => boolean): typeof sandbox.client {
-    return new Proxy(sandbox.client, {
-      get(target, property, receiver) {
-        if (property !== 'write') return Reflect.get(target, property, receiver) as unknown;
-        return async (...args: Parameters<typeof target.write>) => {
-          const records = args[2] as { username?: string }[];
-          if (records.some(refuse)) {
-            throw new AdminHttpError('forbidden', {
-              method: args[1],
-              path: '/userManager',
-              status: 403,
-              errorcode: 'FORBIDDEN',
-            });
-          }
-          return target.write(...args);
-        };
-      },
+    return aroundWrites(async (write, ...args) => {
+      const records = args[2] as { username?: string }[];
+      if (records.some(refuse)) {
+        throw new AdminHttpError('forbidden', {
+          method: args[1],
+          path: '/userManager',
+          status: 403,
+          errorcode: 'FORBIDDEN',
+        });
+      }
+      return write(...args);
     });
   }
 

@@ -22,14 +22,7 @@ describe('a stop signal with a batch in hand', () => {
         mode: 'create',
         batchSize: 10,
       });
-      const worker = spawnWorker(
-        {
-          REDIS_URL: pipeline.context.env.REDIS_URL,
-          PORTER_PREFIX: pipeline.context.env.PORTER_PREFIX,
-          ADMIN_BASE_URL: pipeline.sandbox.url,
-        },
-        ['--concurrency', '1'],
-      );
+      const worker = spawnWorker(pipeline.childEnv(), ['--concurrency', '1']);
       // the first batch's POST has reached the sandbox and waits out its latency
       await waitFor(() => (pipeline.sandbox.store.stats.requests.POST > 0 ? true : undefined), {
         timeoutMs: 30_000,

@@ -18,9 +18,7 @@ afterAll(async () => {
 function startWorker(): WorkerProcess {
   const worker = spawnWorker(
     {
-      REDIS_URL: pipeline.context.env.REDIS_URL,
-      PORTER_PREFIX: pipeline.context.env.PORTER_PREFIX,
-      ADMIN_BASE_URL: pipeline.sandbox.url,
+      ...pipeline.childEnv(),
       PORTER_LOCK_DURATION_MS: '2000',
     },
     ['--concurrency', '4'],

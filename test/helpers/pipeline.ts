@@ -36,6 +36,8 @@ export interface Pipeline {
   waitFinal(importId: string, timeoutMs?: number): Promise<ImportInfo>;
   results(importId: string): Promise<RecordResult[]>;
   startWorkers(options?: WorkerSetOptions): RunningWorkers;
+  /** What a `porter` child process needs to join this pipeline: its Redis, prefix and sandbox. */
+  childEnv(): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -114,6 +116,11 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     waitFinal,
     results,
     startWorkers: launch,
+    childEnv: () => ({
+      REDIS_URL: context.env.REDIS_URL,
+      PORTER_PREFIX: context.env.PORTER_PREFIX,
+      ADMIN_BASE_URL: sandbox.url,
+    }),
     async run(text, importOptions, extra) {
       const submitted = await submit(text, importOptions, extra);
       const info = await waitFinal(submitted.id);
