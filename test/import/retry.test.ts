@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { retryImport } from '../../src/app/imports.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { OPTIONS } from '../results/store-fixture.js';
 
 let pipeline: Pipeline;
 beforeAll(async () => {
@@ -83,16 +84,7 @@ describe('porter retry', () => {
       code: 'PORTER_INPUT_EMPTY',
     });
     // an import still receiving its upload has not ended: nothing to retry yet
-    const receiving = await pipeline.context.store.create({
-      options: {
-        resource: 'users',
-        mode: 'upsert',
-        batchSize: 100,
-        listSeparator: '|',
-        emptyAsClear: false,
-        allowAdmin: false,
-      },
-    });
+    const receiving = await pipeline.context.store.create({ options: OPTIONS });
     await expect(retryImport(pipeline.context, receiving.id)).rejects.toMatchObject({
       code: 'PORTER_CONFLICT',
       message: expect.stringMatching(/still receiving/),
