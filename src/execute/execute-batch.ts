@@ -280,7 +280,6 @@ class BatchRun {
    * one per record.
    */
   private async settleAppliedPrefix(ops: PlannedOp[], upTo: number): Promise<void> {
-    const idField = RESOURCES[this.context.resource].idField;
     for (let position = 0; position < upTo; position++) {
       const op = ops[position]!;
       if (op.action === 'update') continue;
@@ -289,15 +288,10 @@ class BatchRun {
         for (const later of ops.slice(position, upTo)) this.uncertain.add(later.row);
         return;
       }
-      const found = await this.find(op);
-      if (op.action === 'create' ? found === undefined : found !== undefined) {
+      if (!(await this.settleIfApplied(op))) {
         this.uncertain.delete(op.row);
         return;
       }
-      this.finish(op, {
-        status: 'succeeded',
-        id: op.action === 'create' ? (found![idField] as string | number) : op.existingId,
-      });
     }
   }
 
@@ -338,20 +332,31 @@ class BatchRun {
         pending.push(op);
         continue;
       }
-      const found = await this.find(op);
-      const idField = RESOURCES[this.context.resource].idField;
-      // a create the planner saw absent and finds now is this import's own
-      if (op.action === 'create' && op.knownAbsent && found) {
-        this.finish(op, { status: 'succeeded', id: found[idField] as string | number });
-      } else if (op.action === 'delete' && !found) {
-        this.finish(op, { status: 'succeeded', id: op.existingId });
-      } else {
-        // seen as not applied: certain again until a later call of it fails without an answer
-        this.uncertain.delete(op.row);
-        pending.push(op);
-      }
+      if (await this.settleIfApplied(op)) continue;
+      // seen as not applied: certain again until a later call of it fails without an answer
+      this.uncertain.delete(op.row);
+      pending.push(op);
     }
     return pending;
+  }
+
+  /**
+   * Looks a create or delete up: when the server applied it (a create the planner saw absent
+   * and finds now is this import's own; a delete whose record is gone), it is finished as
+   * succeeded and true is returned.
+   */
+  private async settleIfApplied(op: PlannedOp): Promise<boolean> {
+    const found = await this.find(op);
+    if (op.action === 'create' && op.knownAbsent && found) {
+      const idField = RESOURCES[this.context.resource].idField;
+      this.finish(op, { status: 'succeeded', id: found[idField] as string | number });
+      return true;
+    }
+    if (op.action === 'delete' && !found) {
+      this.finish(op, { status: 'succeeded', id: op.existingId });
+      return true;
+    }
+    return false;
   }
 
   private async find(op: PlannedOp): Promise<Record<string, unknown> | undefined> {
