@@ -16,6 +16,7 @@ import {
   type ExportInfo,
   type ExportResource,
 } from '../../export/export-types.js';
+import { idParams, exportRequestSchema } from '../schemas.js';
 
 export interface ExportRoutesOptions {
   context: PorterContext;
@@ -39,14 +40,7 @@ export const exportSchema = {
     id: { type: 'string' },
     state: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'] },
     reason: { type: 'string' },
-    request: {
-      type: 'object',
-      properties: {
-        resource: { type: 'string' },
-        format: { type: 'string' },
-        outDir: { type: 'string' },
-      },
-    },
+    request: exportRequestSchema,
     schedule: {
       type: 'object',
       properties: { name: { type: 'string' }, keep: { type: 'integer' } },
@@ -62,12 +56,6 @@ export const exportSchema = {
     warnings: { type: 'array', items: { type: 'string' } },
     links: { type: 'object', additionalProperties: { type: 'string' } },
   },
-} as const;
-
-const idParams = {
-  type: 'object',
-  properties: { id: { type: 'string' } },
-  required: ['id'],
 } as const;
 
 /** The export with links to itself and to each file (once there are files). */

@@ -17,6 +17,7 @@ import { PorterError } from '../../errors/porter-error.js';
 import { RESULT_STATUSES, type ImportInfo, type ResultStatus } from '../../model/import.js';
 import { parseImportFields } from '../import-request.js';
 import { limitBytes, uploadTooLarge } from '../size-limit.js';
+import { idParams } from '../schemas.js';
 
 export interface ImportRoutesOptions {
   context: PorterContext;
@@ -63,12 +64,6 @@ const importSchema = {
       },
     },
   },
-} as const;
-
-const idParams = {
-  type: 'object',
-  properties: { id: { type: 'string' } },
-  required: ['id'],
 } as const;
 
 function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {

@@ -15,6 +15,7 @@ import {
   type ExportFormat,
   type ExportResource,
 } from '../../export/export-types.js';
+import { exportRequestSchema } from '../schemas.js';
 
 export interface ScheduleRoutesOptions {
   context: PorterContext;
@@ -27,14 +28,7 @@ const scheduleSchema = {
     cron: { type: 'string' },
     tz: { type: 'string' },
     keep: { type: 'integer' },
-    request: {
-      type: 'object',
-      properties: {
-        resource: { type: 'string' },
-        format: { type: 'string' },
-        outDir: { type: 'string' },
-      },
-    },
+    request: exportRequestSchema,
     next: { type: 'string', description: 'when it runs next (ISO time)' },
     iterations: { type: 'integer', description: 'runs started so far' },
   },
