@@ -13,7 +13,8 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../execute/retry-policy.
 import {
   createImportQueue,
   enqueueBatches,
-  type ImportBatchJobData,
+  enqueuePrepare,
+  type ImportJobData,
 } from '../queue/import-queue.js';
 import { createExportQueue, type ExportJobData } from '../queue/export-queue.js';
 import type { BreakerOptions } from '../execute/circuit-breaker.js';
@@ -37,7 +38,7 @@ export interface PorterContext {
   readonly health: ImportHealth;
   readonly uploadKeys: UploadKeys;
   readonly breaker: BreakerOptions;
-  readonly importQueue: Queue<ImportBatchJobData>;
+  readonly importQueue: Queue<ImportJobData>;
   /** Export state and progress. */
   readonly exportStore: ExportStore;
   /** Export runs and the schedulers that make them. */
@@ -46,6 +47,8 @@ export interface PorterContext {
   /** Shared rate cap and 429 back-off of every request to the admin server. */
   readonly requestGate: RequestGate;
   enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
+  /** Queues an import's preparation (lookup mode, snapshot), which queues its batches. */
+  enqueuePrepare(importId: string): Promise<void>;
   /** A new admin client from the environment (the caller closes it). */
   createAdminClient(): AdminClient;
   close(): Promise<void>;
@@ -116,6 +119,7 @@ export async function createPorterContext(
     retryPolicy,
     requestGate,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
+    enqueuePrepare: (importId) => enqueuePrepare(importQueue, importId),
     createAdminClient: () =>
       new AdminClient({
         ...adminClientOptionsFromEnv(env),

@@ -20,12 +20,19 @@ export function startImport(
   request: SubmitImportRequest,
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
-  return submitImport(request, {
-    store: context.store,
-    keys: context.uploadKeys,
-    enqueue: (refs) => context.enqueueBatches(refs),
-    onCreated,
-  });
+  const options = {
+    ...request.options,
+    lookup: request.options.lookup ?? context.env.PORTER_LOOKUP,
+  };
+  return submitImport(
+    { ...request, options },
+    {
+      store: context.store,
+      keys: context.uploadKeys,
+      enqueuePrepare: (importId) => context.enqueuePrepare(importId),
+      onCreated,
+    },
+  );
 }
 
 /** The import, or PORTER_NOT_FOUND. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /** Starts the workers of one process over a porter context, and stops them gracefully. */
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
@@ -26,6 +27,11 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
+/** A short, stable name of the admin server, for Redis keys that belong to one target. */
+function targetName(env: Env): string {
+  return createHash('sha256').update(env.ADMIN_BASE_URL).digest('hex').slice(0, 12);
+}
+
 export function startWorkers(
   context: PorterContext,
   options: WorkerSetOptions = {},
@@ -39,7 +45,9 @@ export function startWorkers(
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
     gate: context.requestGate,
+    prepare: { redis: context.redis, store: context.store, target: targetName(context.env) },
     deps: {
+      directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,

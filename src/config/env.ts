@@ -75,6 +75,8 @@ export const envSchema = z.object({
   PORTER_BREAKER_COOLDOWN_MS: positiveInt.default(15_000),
   /** Batches one worker process runs at once (`porter worker --concurrency` overrides it). */
   PORTER_WORKER_CONCURRENCY: positiveInt.default(4),
+  /** How imports look records up when they do not say: a bulk snapshot, one read each, or auto. */
+  PORTER_LOOKUP: z.enum(['auto', 'snapshot', 'each']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -15,7 +15,7 @@ import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { mergeRecord } from '../plan/merge.js';
-import { findCurrent, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
+import { findFresh, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
 import { breakerOutcome } from './circuit-breaker.js';
@@ -368,7 +368,7 @@ class BatchRun {
       if (resource === 'groups') return lookup.groupById(Number(id));
       return lookup.aclById(String(id));
     }
-    return findCurrent(resource, op.payload, lookup, true);
+    return findFresh(resource, op.payload, lookup);
   }
 
   private acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): void {

@@ -16,6 +16,10 @@ import { recordErrorMessage } from './record-error.js';
 import type { ImportHealth, ImportRuntime } from '../results/import-runtime.js';
 import { breakerTrips, type BreakerOptions } from './circuit-breaker.js';
 import type { SendJournal } from './send-journal.js';
+import type { Redis } from 'ioredis';
+import type { DirectoryView } from '../plan/directory-view.js';
+import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
+import { snapshotKeys } from '../snapshot/snapshot-keys.js';
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -33,6 +37,7 @@ export interface BatchStore {
     to: ImportState,
     reason?: string,
   ): Promise<boolean>;
+  recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
 }
 
 export interface BatchRef {
@@ -55,6 +60,8 @@ export interface BatchDeps {
   signal?: AbortSignal;
   /** Reads in flight at once while planning. @defaultValue 8 */
   lookupConcurrency?: number;
+  /** Where imports that read the directory in bulk keep their snapshot. */
+  directory?: { redis: Redis; prefix: string };
 }
 
 export interface BatchReport extends ExecuteStats {
@@ -170,6 +177,16 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   if (info.retryOf !== undefined) {
     for (const row of await sentByParent(deps.journal, info.retryOf, todo)) sentBefore.add(row);
   }
+  // planning reads the snapshot when the import took one; settling what a call did asks the server
+  const view: DirectoryView =
+    info.lookup?.mode === 'snapshot' && deps.directory
+      ? new SnapshotLookup({
+          redis: deps.directory.redis,
+          keys: snapshotKeys(deps.directory.prefix, ref.importId),
+          resource,
+          server: lookup,
+        })
+      : lookup;
   let plan: Awaited<ReturnType<typeof planBatch>>;
   try {
     plan = await planBatch(todo, {
@@ -177,7 +194,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       resource,
       mode,
       allowAdmin,
-      lookup,
+      lookup: view,
       concurrency: deps.lookupConcurrency,
     });
   } catch (error) {

@@ -22,6 +22,7 @@ export const importFieldsSchema = z.object({
     .regex(/^\d+%?$/, 'a number, or a percentage like 5%')
     .optional(),
   format: z.enum(['csv', 'json', 'ndjson']).optional(),
+  lookup: z.enum(['auto', 'snapshot', 'each']).optional(),
   /** Mapping file content as JSON text. */
   mapping: z.string().optional(),
 });
@@ -63,6 +64,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       emptyAsClear: value.emptyAsClear,
       allowAdmin: value.allowAdmin,
       maxFailures: value.maxFailures,
+      lookup: value.lookup,
     },
     format: value.format,
     mapping,

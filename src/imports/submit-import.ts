@@ -4,7 +4,6 @@
  * An upload that breaks midway sends nothing and ends `failed`.
  */
 import type { Readable } from 'node:stream';
-import type { BatchRef } from '../execute/run-batch.js';
 import { PorterError } from '../errors/porter-error.js';
 import {
   checkIngestOptions,
@@ -15,7 +14,6 @@ import {
   type Mapping,
 } from '../ingest/index.js';
 import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../model/import.js';
-import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import type { UploadKeys } from '../results/import-runtime.js';
 import { RESOURCES } from '../admin/resources.js';
@@ -35,7 +33,8 @@ export interface SubmitImportRequest {
 export interface SubmitImportDeps {
   store: ImportStore;
   keys: UploadKeys;
-  enqueue: (refs: Iterable<BatchRef>) => Promise<number>;
+  /** Queues the import's preparation, which reads the directory and then queues its batches. */
+  enqueuePrepare: (importId: string) => Promise<void>;
   /** Called as soon as the import has an id, before the upload is read. */
   onCreated?: (info: ImportInfo) => void;
 }
@@ -87,6 +86,7 @@ export async function submitImport(
   } catch (error) {
     if ((await store.getState(importId)) === 'cancelled') {
       // cancelled while it was being received: what was read gets its result, nothing is sent
+      await deps.keys.release(importId);
       await receiving.endCancelled();
       throw new PorterError(
         'PORTER_CONFLICT',
@@ -94,6 +94,7 @@ export async function submitImport(
         { cause: error },
       );
     }
+    await deps.keys.release(importId);
     const reason = error instanceof Error ? error.message : String(error);
     await store.transition(importId, ['receiving'], 'failed', reason);
     throw error instanceof PorterError
@@ -101,21 +102,22 @@ export async function submitImport(
       : new PorterError('PORTER_UPLOAD_ABORTED', `the upload broke off: ${reason}`, {
           cause: error,
         });
-  } finally {
-    await deps.keys.release(importId);
   }
   const batches = Math.ceil(receiving.staged / options.batchSize);
   const info = await store.markReceived(importId, { total: receiving.total, batches });
   // rows refused while receiving may already pass --max-failures: then nothing is sent
   const tooMany = failureLimitReason(options.maxFailures, info.counts.failed, info.total);
   if (tooMany && (await store.transition(importId, ['queued'], 'failed', tooMany))) {
+    await deps.keys.release(importId);
     await store.recordUnprocessed(importId, {
       errorCode: 'PORTER_FAILURE_LIMIT',
       error: `not sent: ${tooMany}`,
     });
     return (await store.get(importId)) ?? info;
   }
-  if (batches > 0) await deps.enqueue(batchRefs(importId, receiving.staged, options.batchSize));
+  // the upload's keys stay until the import is prepared: the snapshot keeps what they name
+  if (batches > 0) await deps.enqueuePrepare(importId);
+  else await deps.keys.release(importId);
   return info;
 }
 
@@ -156,8 +158,9 @@ class Receiving {
     const { options } = this;
     const { store } = this.deps;
     let records = this.stageBuffer;
-    // a second record with the same key is refused; deletes may repeat harmlessly
-    if (options.mode !== 'delete' && records.length > 0) {
+    // a second record with the same key is refused; deletes may repeat harmlessly. Every key is
+    // claimed: the snapshot keeps the server records the upload names
+    if (records.length > 0) {
       const keys = records.map((record) => ({
         key: naturalKey(options.resource, record.record),
         row: record.row,
@@ -166,7 +169,7 @@ class Receiving {
       const unique: StagedRecord[] = [];
       records.forEach((record, index) => {
         const first = firsts[index];
-        if (first === undefined) unique.push(record);
+        if (first === undefined || options.mode === 'delete') unique.push(record);
         else this.invalidBuffer.push(duplicateResult(record, keys[index]!.key, first, options));
       });
       records = unique;

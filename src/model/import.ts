@@ -22,6 +22,24 @@ export const FINAL_IMPORT_STATES: ReadonlySet<ImportState> = new Set([
   'cancelled',
 ]);
 
+/** How an import learns what the server holds: one bulk read, or one read per record. */
+export type LookupMode = 'auto' | 'snapshot' | 'each';
+export const LOOKUP_MODES: readonly LookupMode[] = ['auto', 'snapshot', 'each'];
+
+/** What an import used, recorded in its state. */
+export interface LookupInfo {
+  mode: 'snapshot' | 'each';
+  /** What was asked for (`auto` decides per import). */
+  requested: LookupMode;
+  /** Why this mode, in a few words (the auto rule, or a fallback). */
+  why: string;
+  /** Snapshot only: when its read began, the server's records of the resource, and those kept. */
+  takenAt?: string;
+  records?: number;
+  kept?: number;
+  durationMs?: number;
+}
+
 export type ResultStatus = 'succeeded' | 'failed' | 'skipped' | 'unprocessed';
 export const RESULT_STATUSES: readonly ResultStatus[] = [
   'succeeded',
@@ -72,6 +90,10 @@ export interface ImportOptions {
   allowAdmin: boolean;
   /** Stop the import once this many records failed (a number, or a percentage like "5%"). */
   maxFailures?: string;
+  /** How records are looked up: a bulk snapshot, one read each, or `auto` (the default). */
+  lookup?: LookupMode;
+  /** Plan only: every record gets its planned action, nothing is written. */
+  dryRun?: boolean;
   /** Mapping file the upload was read with; a retry reads its records the same way. */
   mapping?: {
     columns: Record<string, string>;
@@ -104,6 +126,8 @@ export interface ImportInfo {
   columns: string[];
   /** Final, and every record has its result: the report is complete. */
   settled: boolean;
+  /** How the import looks records up, once its first batch was prepared. */
+  lookup?: LookupInfo;
 }
 
 /** A valid record staged in Redis until its batch runs. */

@@ -7,6 +7,7 @@ import { AdminError } from '../admin/errors.js';
 import type { AclRecord, GroupRecord, UserRecord } from '../admin/schemas.js';
 import { breakerOutcome } from '../execute/circuit-breaker.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
+import type { DirectoryView } from './directory-view.js';
 
 export interface LookupOptions {
   client: AdminClient;
@@ -22,7 +23,7 @@ export interface LookupOptions {
 }
 
 /** Looks records up one key at a time (the interface has no multi-key read). */
-export class RecordLookup {
+export class RecordLookup implements DirectoryView {
   private readonly groupsByName = new Map<string, Promise<GroupRecord | undefined>>();
   private readonly usersByName = new Map<string, Promise<UserRecord | undefined>>();
   private readonly aclsByGroup = new Map<number, Promise<AclRecord[]>>();

@@ -10,6 +10,7 @@ import { recordErrorCode, recordErrorMessage } from '../execute/record-error.js'
 import type { ImportMode, RecordAction, RecordResult, StagedRecord } from '../model/import.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { guardUserChange } from './admin-guard.js';
+import type { DirectoryView } from './directory-view.js';
 import type { RecordLookup } from './lookup.js';
 import { mergeRecord } from './merge.js';
 import { resolveReferences, UnresolvedReferenceError } from './resolve-references.js';
@@ -41,7 +42,7 @@ export interface PlanContext {
   resource: ResourceName;
   mode: ImportMode;
   allowAdmin: boolean;
-  lookup: RecordLookup;
+  lookup: DirectoryView;
   /** Reads in flight at once. @defaultValue 8 */
   concurrency?: number;
   /**
@@ -59,6 +60,7 @@ export async function planBatch(
   context: PlanContext,
 ): Promise<BatchPlan> {
   const firstRowOfKey = new Map<string, number>();
+  await context.lookup.prefetch?.(records.map((staged) => staged.record));
   const planned = await mapConcurrent(records, context.concurrency ?? 8, (staged) =>
     planRecord(staged, context).catch((error: unknown) => {
       if (error instanceof AdminError && classifyFailure(error) === 'permanent') {
@@ -234,14 +236,28 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
 export async function findCurrent(
   resource: ResourceName,
   record: Record<string, unknown>,
-  lookup: RecordLookup,
-  fresh = false,
+  lookup: DirectoryView,
 ): Promise<Record<string, unknown> | undefined> {
-  if (resource === 'users') return lookup.user(String(record.username), fresh);
-  if (resource === 'groups') return lookup.group(String(record.name), fresh);
+  if (resource === 'users') return lookup.user(String(record.username));
+  if (resource === 'groups') return lookup.group(String(record.name));
   if (typeof record.id === 'string') return lookup.aclById(record.id);
   if (typeof record.groupId === 'number' && typeof record.name === 'string') {
-    return lookup.aclByName(record.groupId, record.name, fresh);
+    return lookup.aclByName(record.groupId, record.name);
+  }
+  return undefined;
+}
+
+/** Reads the record again from the server, past what this batch read before. */
+export async function findFresh(
+  resource: ResourceName,
+  record: Record<string, unknown>,
+  lookup: RecordLookup,
+): Promise<Record<string, unknown> | undefined> {
+  if (resource === 'users') return lookup.user(String(record.username), true);
+  if (resource === 'groups') return lookup.group(String(record.name), true);
+  if (typeof record.id === 'string') return lookup.aclById(record.id);
+  if (typeof record.groupId === 'number' && typeof record.name === 'string') {
+    return lookup.aclByName(record.groupId, record.name, true);
   }
   return undefined;
 }

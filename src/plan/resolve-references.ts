@@ -3,7 +3,7 @@
  * `users` (usernames) and an ACL's `groupId` (a group name). Ids pass through untouched.
  */
 import type { ResourceName } from '../admin/resources.js';
-import type { RecordLookup } from './lookup.js';
+import type { DirectoryView } from './directory-view.js';
 
 export class UnresolvedReferenceError extends Error {
   constructor(
@@ -20,7 +20,7 @@ export class UnresolvedReferenceError extends Error {
 export async function resolveReferences(
   resource: ResourceName,
   record: Record<string, unknown>,
-  lookup: RecordLookup,
+  lookup: DirectoryView,
 ): Promise<Record<string, unknown>> {
   const resolved = { ...record };
   if (resource === 'users' && Array.isArray(record.groups)) {

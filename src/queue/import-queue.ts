@@ -6,6 +6,24 @@ export const IMPORT_QUEUE = 'import-batches';
 
 export type ImportBatchJobData = BatchRef;
 
+/** The one job an import starts with: decide how to look records up, snapshot, queue the batches. */
+export interface PrepareJobData {
+  kind: 'prepare';
+  importId: string;
+}
+
+/** What the import queue carries: batches, and each import's preparation. */
+export type ImportJobData = ImportBatchJobData | PrepareJobData;
+
+export function isPrepareJob(data: ImportJobData): data is PrepareJobData {
+  return (data as PrepareJobData).kind === 'prepare';
+}
+
+/** The job id of an import's preparation. */
+export function prepareJobId(importId: string): string {
+  return `${importId}-prepare`;
+}
+
 export interface ImportQueueOptions {
   connection: ConnectionOptions;
   /** Key prefix shared by every porter key. */
@@ -16,14 +34,14 @@ export interface ImportQueueOptions {
   failedJobTtlSeconds?: number;
 }
 
-export function createImportQueue(options: ImportQueueOptions): Queue<ImportBatchJobData> {
+export function createImportQueue(options: ImportQueueOptions): Queue<ImportJobData> {
   const defaultJobOptions: JobsOptions = {
     attempts: options.jobAttempts ?? 3,
     backoff: { type: 'exponential', delay: 1_000 },
     removeOnComplete: true,
     removeOnFail: { age: options.failedJobTtlSeconds ?? 7 * 24 * 3600 },
   };
-  return new Queue<ImportBatchJobData>(IMPORT_QUEUE, {
+  return new Queue<ImportJobData>(IMPORT_QUEUE, {
     connection: options.connection,
     prefix: options.prefix,
     defaultJobOptions,
@@ -46,9 +64,14 @@ export function* batchRefs(
   }
 }
 
+/** Queues an import's preparation; adding it twice is a no-op while the job exists. */
+export async function enqueuePrepare(queue: Queue<ImportJobData>, importId: string): Promise<void> {
+  await queue.add('prepare', { kind: 'prepare', importId }, { jobId: prepareJobId(importId) });
+}
+
 /** Adds the batches of an import to the queue, a thousand jobs per round trip. */
 export async function enqueueBatches(
-  queue: Queue<ImportBatchJobData>,
+  queue: Queue<ImportJobData>,
   refs: Iterable<BatchRef>,
 ): Promise<number> {
   let chunk: BatchRef[] = [];

@@ -7,7 +7,15 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
 import { runBatch, type BatchDeps, type BatchReport } from '../execute/run-batch.js';
-import { IMPORT_QUEUE, type ImportBatchJobData } from './import-queue.js';
+import {
+  enqueueBatches,
+  IMPORT_QUEUE,
+  isPrepareJob,
+  type ImportBatchJobData,
+  type ImportJobData,
+  type PrepareJobData,
+} from './import-queue.js';
+import { prepareImport, type PrepareDeps } from '../snapshot/prepare-import.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import type { RequestGate } from './request-gate.js';
 
@@ -27,8 +35,10 @@ export interface ImportWorkerOptions {
   deps: Omit<BatchDeps, 'onRateLimited' | 'signal'>;
   /** Shared back-off: a 429 seen by one worker makes every worker wait. */
   gate: RequestGate;
-  queue: Queue<ImportBatchJobData>;
+  queue: Queue<ImportJobData>;
   logger: Logger;
+  /** What an import's preparation needs besides the batch deps (Redis, the target's name). */
+  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store'>;
 }
 
 /** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
@@ -47,14 +57,32 @@ function abandonedReason(error: unknown): { errorCode: string; error: string } {
 /** Starts a worker on the import queue. */
 export function createImportWorker(
   options: ImportWorkerOptions,
-): Worker<ImportBatchJobData, BatchReport> {
+): Worker<ImportJobData, BatchReport | undefined> {
   const { logger, queue } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
+  const prepare = async (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> => {
+    const refs = await prepareImport(job.data.importId, {
+      ...options.prepare,
+      client: options.deps.client,
+      retry: options.deps.retry,
+      signal,
+    });
+    if (refs.length > 0) await enqueueBatches(queue, refs);
+    return undefined;
+  };
   const processor = async (
+    job: Job<ImportJobData, BatchReport | undefined>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<BatchReport | undefined> => {
+    if (isPrepareJob(job.data)) return prepare(job as Job<PrepareJobData>, signal);
+    return processBatch(job as Job<ImportBatchJobData, BatchReport>, token, signal);
+  };
+  const processBatch = async (
     job: Job<ImportBatchJobData, BatchReport>,
     token?: string,
     signal?: AbortSignal,
-  ) => {
+  ): Promise<BatchReport> => {
     const log = logger.child({
       importId: job.data.importId,
       batchIndex: job.data.batchIndex,
@@ -111,7 +139,7 @@ export function createImportWorker(
     }
     return report;
   };
-  const worker = new Worker<ImportBatchJobData, BatchReport>(IMPORT_QUEUE, processor, {
+  const worker = new Worker<ImportJobData, BatchReport | undefined>(IMPORT_QUEUE, processor, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency ?? 4,
@@ -129,9 +157,28 @@ export function createImportWorker(
     for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
     logger.warn({ jobIds }, 'lost the lock of running batches; stopped them');
   });
-  worker.on('failed', (job, error) => {
-    if (!job) return;
-    const attempts = job.opts.attempts ?? 1;
+  worker.on('failed', (anyJob, error) => {
+    if (!anyJob) return;
+    const attempts = anyJob.opts.attempts ?? 1;
+    if (isPrepareJob(anyJob.data)) {
+      const { importId } = anyJob.data;
+      if (anyJob.attemptsMade < attempts && !/stalled/i.test(describeError(error))) return;
+      logger.error(
+        { err: error, importId },
+        'import preparation given up; its rows are unprocessed',
+      );
+      void recordUntilDone(
+        async () =>
+          void (await options.deps.store.recordUnprocessed(importId, abandonedReason(error))),
+        (attempt, abandonError) =>
+          logger.error(
+            { err: abandonError, attempt },
+            'could not yet record the rows of an import',
+          ),
+      );
+      return;
+    }
+    const job = anyJob as Job<ImportBatchJobData, BatchReport | undefined>;
     const log = logger.child({ importId: job.data.importId, batchIndex: job.data.batchIndex });
     if (job.attemptsMade < attempts && !/stalled/i.test(describeError(error))) {
       log.warn({ err: error, attemptsMade: job.attemptsMade }, 'batch failed; it will be retried');
@@ -160,7 +207,7 @@ export function createImportWorker(
  */
 async function recheckWaitingBatch(
   job: Job<ImportBatchJobData, BatchReport>,
-  queue: Queue<ImportBatchJobData>,
+  queue: Queue<ImportJobData>,
   deps: ImportWorkerOptions['deps'],
 ): Promise<void> {
   const state = (await deps.store.get(job.data.importId))?.state;

@@ -1,7 +1,7 @@
 /** Drops the batches of an import still waiting in the queue, reporting their records unprocessed. */
 import type { Queue } from 'bullmq';
 import type { BatchDeps, BatchRef, BatchStore } from '../execute/run-batch.js';
-import { batchJobId, batchRefs, type ImportBatchJobData } from './import-queue.js';
+import { batchJobId, batchRefs, prepareJobId, type ImportJobData } from './import-queue.js';
 import { abandonBatch } from './import-worker.js';
 
 /**
@@ -16,13 +16,24 @@ export const CANCELLED_REASON = {
 } as const;
 
 export async function dropPendingBatches(
-  queue: Queue<ImportBatchJobData>,
+  queue: Queue<ImportJobData>,
   deps: Pick<BatchDeps, 'store' | 'journal'>,
   importId: string,
   reason: { errorCode: string; error: string },
 ): Promise<number> {
-  const refs = await batchesOf(deps.store, importId);
   let dropped = 0;
+  // an import not yet prepared has no batch jobs: its preparation goes, and every row is reported
+  const prepare = await queue.getJob(prepareJobId(importId));
+  if (prepare && !(await prepare.isActive())) {
+    try {
+      await prepare.remove();
+      await deps.store.recordUnprocessed(importId, reason);
+      dropped++;
+    } catch {
+      // taken by a worker meanwhile: it sees the state and reports the rows itself
+    }
+  }
+  const refs = await batchesOf(deps.store, importId);
   for (const ref of refs) {
     const job = await queue.getJob(batchJobId(importId, ref.batchIndex));
     if (!job) continue;
@@ -39,7 +50,7 @@ export async function dropPendingBatches(
 
 /** Runs the import's delayed batches now (after a resume), instead of at their delay's end. */
 export async function promoteDelayedBatches(
-  queue: Queue<ImportBatchJobData>,
+  queue: Queue<ImportJobData>,
   store: BatchStore,
   importId: string,
 ): Promise<number> {

@@ -97,6 +97,7 @@ export function decodeImportInfo(
   if (meta.source !== undefined) info.source = meta.source;
   if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
+  if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   return info;
 }
 

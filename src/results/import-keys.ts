@@ -36,3 +36,8 @@ export function importIndexKey(prefix: string): string {
 export function importEventsChannel(prefix: string): string {
   return `${prefix}:import-events`;
 }
+
+/** Hash of the natural keys an upload carries (key → first row): duplicates, then the snapshot's filter. */
+export function uploadKeysKey(prefix: string, importId: string): string {
+  return `${prefix}:import:${importId}:keys`;
+}

@@ -3,6 +3,7 @@
  * server accepts, and call counters. Kept beside the import's other keys, with the same TTL.
  */
 import type { Redis } from 'ioredis';
+import { uploadKeysKey } from './import-keys.js';
 
 const LOWER = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
@@ -173,7 +174,7 @@ export class UploadKeys {
   ) {}
 
   private key(importId: string): string {
-    return `${this.prefix}:import:${importId}:keys`;
+    return uploadKeysKey(this.prefix, importId);
   }
 
   /** For each record, the row that showed its key first, or undefined when it is the first. */

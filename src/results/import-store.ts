@@ -10,6 +10,7 @@ import {
   type ImportInfo,
   type ImportOptions,
   type ImportState,
+  type LookupInfo,
   type RecordResult,
   type ResultStatus,
   type StagedRecord,
@@ -29,6 +30,7 @@ import {
   importIndexKey,
   importKeyList,
   importKeys,
+  uploadKeysKey,
   type ImportKeys,
 } from './import-keys.js';
 import {
@@ -130,6 +132,24 @@ export class ImportStore {
     if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
       throw importNotFound(importId);
     }
+  }
+
+  /** Records how the import looks records up (decided before its first batch). */
+  async setLookup(importId: string, lookup: LookupInfo): Promise<void> {
+    const keys = [this.keys(importId).meta];
+    if (
+      (await runImportScript(this.redis, 'updateMeta', keys, [
+        'lookup',
+        JSON.stringify(lookup),
+      ])) !== 1
+    ) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /** The hash of the upload's natural keys, kept from the upload until the import is prepared. */
+  uploadKeysKey(importId: string): string {
+    return uploadKeysKey(this.prefix, importId);
   }
 
   /** Appends valid records in upload order, only while `receiving`. Returns the staged count. */

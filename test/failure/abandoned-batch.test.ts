@@ -26,6 +26,7 @@ beforeAll(async () => {
     queue: context.importQueue,
     gate: context.requestGate,
     logger: silentLogger,
+    prepare: { redis: context.redis, store: context.store, target: 'abandoned' },
     deps: {
       store: context.store,
       journal: context.journal,

@@ -7,7 +7,13 @@ import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
 import { isPorterError, PorterError } from '../../errors/porter-error.js';
 import { loadMapping } from '../../ingest/index.js';
-import { IMPORT_MODES, type ImportInfo, type ImportMode } from '../../model/import.js';
+import {
+  IMPORT_MODES,
+  LOOKUP_MODES,
+  type ImportInfo,
+  type ImportMode,
+  type LookupMode,
+} from '../../model/import.js';
 import { oneOf, positiveInteger } from '../options.js';
 import { followImport, summarize } from '../progress.js';
 import { withContext } from '../with-context.js';
@@ -25,6 +31,8 @@ interface ImportCommandOptions {
   wait?: boolean;
   report?: string;
   format: ReportFormat;
+  lookup?: LookupMode;
+  dryRun?: boolean;
 }
 
 /** Exit code of a finished import: 0 all succeeded, 2 some records did not, 1 the import failed. */
@@ -72,6 +80,11 @@ export function registerImportCommand(program: Command): void {
       '--max-failures <n>',
       'stop once this many records failed (a number, or a percentage like 5%)',
     )
+    .option(
+      '--lookup <how>',
+      'how records are looked up: auto, snapshot (one bulk read) or each (one read per record); default PORTER_LOOKUP',
+      oneOf('--lookup', LOOKUP_MODES),
+    )
     .option('--wait', 'follow the import until it ends, then summarize')
     .option('--report <file>', 'with --wait: write the per-record report to this file')
     .option(
@@ -114,6 +127,7 @@ export function registerImportCommand(program: Command): void {
               emptyAsClear: options.emptyAsClear === true,
               allowAdmin: options.allowAdmin === true,
               maxFailures: options.maxFailures,
+              lookup: options.lookup,
             },
             source,
             fileName: file === '-' ? undefined : basename(file),

@@ -1,0 +1,145 @@
+/**
+ * Reads the directory in bulk into Redis before an import's first batch: one streamed GET per
+ * resource, its records indexed as they arrive. Only what the import needs is kept: the records
+ * whose key the upload carries (all ACLs, which are few and may be named by group name), and the
+ * name ↔ id indexes its references resolve through. So Redis holds about as much per import as
+ * the upload, not the whole directory.
+ */
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { AdminClient } from '../admin/client.js';
+import type { ResourceName } from '../admin/resources.js';
+import { encodeCompact } from './record-codec.js';
+import { aclIdField, aclNameField, snapshotKeyList, type SnapshotKeys } from './snapshot-keys.js';
+
+export interface SnapshotNeeds {
+  /** Every group's name and id: users name their groups, ACLs their group. */
+  groupIndex: boolean;
+  /** Every user's name and id: a groups upload names its members. */
+  userIndex: boolean;
+}
+
+export interface BuildSnapshotOptions {
+  redis: Redis;
+  client: AdminClient;
+  keys: SnapshotKeys;
+  resource: ResourceName;
+  /** Hash whose fields are the upload's natural keys (users, groups). */
+  uploadKeys: string;
+  needs: SnapshotNeeds;
+  ttlSeconds: number;
+  signal?: AbortSignal;
+}
+
+export interface SnapshotSummary {
+  /** When the read began (ISO): changes on the server after it are not in the snapshot. */
+  takenAt: string;
+  /** Records of the import's resource on the server. */
+  records: number;
+  /** Of them, records kept because the upload names them. */
+  kept: number;
+  durationMs: number;
+}
+
+/** Server records handled per Redis round trip. */
+const CHUNK = 1000;
+
+export async function buildSnapshot(options: BuildSnapshotOptions): Promise<SnapshotSummary> {
+  const { redis, keys, resource } = options;
+  const started = Date.now();
+  const takenAt = new Date(started).toISOString();
+  // a snapshot taken again (its job was retried) starts from nothing
+  await redis.unlink(...snapshotKeyList(keys));
+  let records = 0;
+  let kept = 0;
+
+  await streamInChunks(options, resource, async (chunk, pipeline) => {
+    records += chunk.length;
+    if (resource === 'acls') {
+      for (const acl of chunk) {
+        pipeline.hset(keys.records, aclIdField(String(acl.id)), encodeCompact(resource, acl));
+        if (typeof acl.groupId === 'number' && typeof acl.name === 'string') {
+          pipeline.hset(keys.records, aclNameField(acl.groupId, acl.name), String(acl.id));
+        }
+      }
+      kept += chunk.length;
+      return;
+    }
+    const keyField = resource === 'users' ? 'username' : 'name';
+    const names = chunk.map((record) => String(record[keyField] ?? ''));
+    const rows = await redis.hmget(options.uploadKeys, ...names);
+    chunk.forEach((record, index) => {
+      if (rows[index] === null) return;
+      pipeline.hset(keys.records, names[index]!, encodeCompact(resource, record));
+      kept++;
+    });
+    if (resource === 'groups' && options.needs.groupIndex) indexGroups(pipeline, keys, chunk);
+    if (resource === 'users' && options.needs.userIndex) indexUsers(pipeline, keys, chunk);
+  });
+  if (options.needs.groupIndex && resource !== 'groups') {
+    await streamInChunks(options, 'groups', async (chunk, pipeline) =>
+      indexGroups(pipeline, keys, chunk),
+    );
+  }
+  if (options.needs.userIndex && resource !== 'users') {
+    await streamInChunks(options, 'users', async (chunk, pipeline) =>
+      indexUsers(pipeline, keys, chunk),
+    );
+  }
+  const expiry = redis.pipeline();
+  for (const key of snapshotKeyList(keys)) expiry.expire(key, options.ttlSeconds);
+  await expiry.exec();
+  return { takenAt, records, kept, durationMs: Date.now() - started };
+}
+
+function indexGroups(
+  pipeline: ChainableCommander,
+  keys: SnapshotKeys,
+  groups: Record<string, unknown>[],
+): void {
+  const byName: string[] = [];
+  const byId: string[] = [];
+  for (const group of groups) {
+    if (typeof group.name !== 'string') continue;
+    byName.push(group.name, String(group.id));
+    byId.push(String(group.id), group.name);
+  }
+  if (byName.length > 0) pipeline.hset(keys.groupIds, ...byName).hset(keys.groupNames, ...byId);
+}
+
+function indexUsers(
+  pipeline: ChainableCommander,
+  keys: SnapshotKeys,
+  users: Record<string, unknown>[],
+): void {
+  const byName: string[] = [];
+  const byId: string[] = [];
+  for (const user of users) {
+    if (typeof user.username !== 'string') continue;
+    byName.push(user.username, String(user.userId));
+    byId.push(String(user.userId), user.username);
+  }
+  if (byName.length > 0) pipeline.hset(keys.userIds, ...byName).hset(keys.userNames, ...byId);
+}
+
+/** Streams every record of a resource, handing them on in chunks with a pipeline to fill. */
+async function streamInChunks(
+  options: BuildSnapshotOptions,
+  resource: ResourceName,
+  handle: (chunk: Record<string, unknown>[], pipeline: ChainableCommander) => Promise<void>,
+): Promise<void> {
+  let chunk: Record<string, unknown>[] = [];
+  const flush = async (): Promise<void> => {
+    if (chunk.length === 0) return;
+    const pipeline = options.redis.pipeline();
+    await handle(chunk, pipeline);
+    chunk = [];
+    if (pipeline.length > 0) {
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    }
+  };
+  for await (const record of options.client.stream(resource, {}, options.signal)) {
+    chunk.push(record as Record<string, unknown>);
+    if (chunk.length >= CHUNK) await flush();
+  }
+  await flush();
+}

@@ -1,0 +1,34 @@
+/** How an import learns what the server holds: one bulk read, or one read per record. */
+
+import type { LookupInfo, LookupMode } from '../model/import.js';
+
+export type { LookupInfo, LookupMode };
+
+/**
+ * An upload under this share of the directory is looked up record by record: reading a whole
+ * directory of 100 × its size in bulk costs more than its own reads, wherever the server is.
+ */
+export const EACH_BELOW_SHARE = 0.01;
+
+/** The `auto` rule; `directorySize` is what the last snapshot of the target found, if any. */
+export function chooseLookup(
+  requested: LookupMode,
+  records: number,
+  directorySize: number | undefined,
+): Pick<LookupInfo, 'mode' | 'why'> {
+  if (requested === 'snapshot') return { mode: 'snapshot', why: 'asked for' };
+  if (requested === 'each') return { mode: 'each', why: 'asked for' };
+  if (directorySize === undefined) {
+    return { mode: 'snapshot', why: 'directory size not known yet' };
+  }
+  if (records < directorySize * EACH_BELOW_SHARE) {
+    return {
+      mode: 'each',
+      why: `${records} records against a directory of ${directorySize}: under 1%`,
+    };
+  }
+  return {
+    mode: 'snapshot',
+    why: `${records} records against a directory of ${directorySize}: 1% or more`,
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Runs once per import, after its upload is whole and before its first batch: decides how the
+ * import looks records up, reads the directory in bulk when it should, and hands back the
+ * batches to queue. Safe to run again (a retried job): the snapshot is rebuilt from nothing and
+ * the batches are queued under the same ids.
+ */
+import type { Redis } from 'ioredis';
+import type { AdminClient } from '../admin/client.js';
+import { AdminError } from '../admin/errors.js';
+import type { BatchRef } from '../execute/run-batch.js';
+import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
+import { recordErrorMessage } from '../execute/record-error.js';
+import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { batchRefs } from '../queue/import-queue.js';
+import type { ImportStore } from '../results/import-store.js';
+import { buildSnapshot } from './build-snapshot.js';
+import { chooseLookup, type LookupInfo } from './lookup-mode.js';
+import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
+
+export interface PrepareDeps {
+  redis: Redis;
+  store: ImportStore;
+  client: AdminClient;
+  retry: RetryPolicy;
+  /** Names the admin server in Redis keys, so directory sizes of two targets never mix. */
+  target: string;
+  signal?: AbortSignal;
+}
+
+/** Days the last snapshot's directory size is remembered for the `auto` rule. */
+const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
+
+/** Prepares the import; returns its batches, none when it no longer runs. */
+export async function prepareImport(importId: string, deps: PrepareDeps): Promise<BatchRef[]> {
+  const { store, redis } = deps;
+  const info = await store.get(importId);
+  if (!info) return [];
+  if (FINAL_IMPORT_STATES.has(info.state)) {
+    await store.recordUnprocessed(importId, {
+      errorCode: 'PORTER_CANCELLED',
+      error: `not sent: the import ended ${info.state} before its first batch`,
+    });
+    return [];
+  }
+  const staged = await store.stagedCount(importId);
+  const { resource } = info.options;
+  const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
+  const knownSize = await redis.get(sizeKey);
+  const requested = info.options.lookup ?? 'auto';
+  const choice = chooseLookup(
+    requested,
+    staged,
+    knownSize === null ? undefined : Number(knownSize),
+  );
+  let lookup: LookupInfo = { ...choice, requested };
+  const keysKept = resource === 'acls' || (await redis.exists(store.uploadKeysKey(importId))) === 1;
+  if (choice.mode === 'snapshot' && staged > 0 && !keysKept) {
+    // the upload's keys expired before a worker came (a day): without them a snapshot cannot
+    // tell which records the upload names
+    lookup = { mode: 'each', requested, why: "the upload's keys expired before preparation" };
+  } else if (choice.mode === 'snapshot' && staged > 0) {
+    const userIndex = resource === 'groups' && (await stagedCarries(store, importId, 'users'));
+    try {
+      const summary = await withReadRetry(
+        () =>
+          buildSnapshot({
+            redis,
+            client: deps.client,
+            keys: snapshotKeys(store.prefix, importId),
+            resource,
+            uploadKeys: store.uploadKeysKey(importId),
+            needs: {
+              groupIndex: resource !== 'groups',
+              userIndex,
+            },
+            ttlSeconds: store.ttlSeconds,
+            signal: deps.signal,
+          }),
+        deps.retry,
+        { signal: deps.signal },
+      );
+      lookup = { ...lookup, ...summary };
+      await redis.set(sizeKey, summary.records, 'EX', DIRECTORY_SIZE_TTL_SECONDS);
+    } catch (error) {
+      if (deps.signal?.aborted) throw error;
+      // a server that will not be read in bulk can still be read record by record; the batches
+      // meet whatever else is wrong and report it per record
+      const reason = error instanceof AdminError ? recordErrorMessage(error) : String(error);
+      lookup = {
+        mode: 'each',
+        requested,
+        why: `bulk read failed (${reason}); one read per record`,
+      };
+    }
+  }
+  await store.setLookup(importId, lookup);
+  await redis.unlink(store.uploadKeysKey(importId));
+  return [...batchRefs(importId, staged, info.options.batchSize)];
+}
+
+/** Whether any staged record carries this field (groups uploads are small: read them all). */
+async function stagedCarries(
+  store: ImportStore,
+  importId: string,
+  field: string,
+): Promise<boolean> {
+  const chunk = 1000;
+  for (let start = 0; ; start += chunk) {
+    const records = await store.readStaged(importId, start, chunk);
+    if (records.some((staged) => staged.record[field] !== undefined)) return true;
+    if (records.length < chunk) return false;
+  }
+}

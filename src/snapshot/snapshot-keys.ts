@@ -1,0 +1,44 @@
+/** Where an import's snapshot of the directory lives in Redis, beside the import's other keys. */
+
+export interface SnapshotKeys {
+  /** Hash: natural key → compact record, for the records whose key the upload carries (ACLs: all). */
+  records: string;
+  /** Hash: group name → id, every group on the server (name resolution). */
+  groupIds: string;
+  /** Hash: group id → name, every group on the server (id references, ambiguity). */
+  groupNames: string;
+  /** Hash: username → userId, every user (a groups upload naming members); only when needed. */
+  userIds: string;
+  /** Hash: userId → username, every user; only when needed. */
+  userNames: string;
+}
+
+export function snapshotKeys(prefix: string, importId: string): SnapshotKeys {
+  const base = `${prefix}:import:${importId}:snap`;
+  return {
+    records: `${base}:records`,
+    groupIds: `${base}:group-ids`,
+    groupNames: `${base}:group-names`,
+    userIds: `${base}:user-ids`,
+    userNames: `${base}:user-names`,
+  };
+}
+
+export function snapshotKeyList(keys: SnapshotKeys): string[] {
+  return [keys.records, keys.groupIds, keys.groupNames, keys.userIds, keys.userNames];
+}
+
+/** Field of an ACL in the records hash, by id. */
+export function aclIdField(id: string): string {
+  return `id:${id}`;
+}
+
+/** Field of an ACL in the records hash, by group and name; its value is the ACL's id. */
+export function aclNameField(groupId: number, name: string): string {
+  return `gn:${groupId}:${name}`;
+}
+
+/** How many records the last snapshot of a resource found on a target: the `auto` rule's measure. */
+export function directorySizeKey(prefix: string, target: string, resource: string): string {
+  return `${prefix}:directory:${target}:${resource}:size`;
+}
