@@ -1,7 +1,7 @@
 /** Import use cases shared by the CLI and the HTTP API: submit, follow, cancel, report. */
 import type { Writable } from 'node:stream';
 import { PorterError } from '../errors/porter-error.js';
-import type { ImportInfo, ResultStatus } from '../model/import.js';
+import type { ImportInfo, RecordResult, ResultStatus } from '../model/import.js';
 import { writeCsvReport, writeJsonReport } from '../results/index.js';
 import { submitImport, type SubmitImportRequest } from '../imports/submit-import.js';
 import {
@@ -10,6 +10,7 @@ import {
   promoteDelayedBatches,
 } from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { naturalKey } from '../plan/plan-batch.js';
 import type { PorterContext } from './context.js';
 
 export type ReportFormat = 'csv' | 'json';
@@ -130,6 +131,74 @@ export async function resumeImport(context: PorterContext, importId: string): Pr
   await context.store.resume(importId);
   await promoteDelayedBatches(context.importQueue, context.store, importId);
   return requireImport(context, importId);
+}
+
+/**
+ * Applies a finished dry run: a new import (`applyOf`) of the same records with the same options,
+ * whose records the plan decided without a write (failed, skipped) keep that result, and whose
+ * planned records are written only where the server still holds the record the plan was made
+ * against (else `PORTER_PLAN_STALE`, not written).
+ */
+export async function applyImport(
+  context: PorterContext,
+  dryRunId: string,
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  const plan = await requireImport(context, dryRunId);
+  if (!plan.options.dryRun) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${dryRunId} is not a dry run; nothing to apply`,
+    );
+  }
+  if (!plan.settled) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `dry run ${dryRunId} is still ${plan.state}; apply it once it has ended`,
+    );
+  }
+  if (plan.state === 'failed' || plan.state === 'cancelled') {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `dry run ${dryRunId} ended ${plan.state}; no plan to apply`,
+    );
+  }
+  const { store } = context;
+  const info = await store.create({
+    options: { ...plan.options, dryRun: false },
+    source: plan.source,
+    applyOf: dryRunId,
+    columns: plan.columns,
+  });
+  onCreated?.(info);
+  const staged = await store.copyStaged(dryRunId, info.id);
+  // the keys the snapshot of this application keeps, as an upload's would be
+  for (let start = 0; start < staged; start += 1000) {
+    const records = await store.readStaged(info.id, start, 1000);
+    await context.uploadKeys.claim(
+      info.id,
+      records.map((record) => ({
+        key: naturalKey(plan.options.resource, record.record),
+        row: record.row,
+      })),
+    );
+  }
+  // what the plan decided without a write stays decided: only planned records are written
+  let decided: RecordResult[] = [];
+  const flush = async (): Promise<void> => {
+    if (decided.length > 0) await store.recordResults(info.id, decided);
+    decided = [];
+  };
+  for await (const result of store.results(dryRunId)) {
+    if (result.status === 'planned') continue;
+    decided.push(result);
+    if (decided.length >= 1000) await flush();
+  }
+  await flush();
+  const batches = Math.ceil(staged / plan.options.batchSize);
+  const received = await store.markReceived(info.id, { total: plan.total, batches });
+  if (batches > 0) await context.enqueuePrepare(info.id);
+  return received;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** Shows an import's progress while it runs: a live bar on a terminal, plain lines otherwise. */
-import type { ImportInfo } from '../model/import.js';
+import { RECORD_ACTIONS, type ImportInfo, type LookupInfo } from '../model/import.js';
 import { follow, type FollowDisplay } from './follow.js';
 
 export interface ProgressOptions extends FollowDisplay {
@@ -37,10 +37,31 @@ export function describeProgress(info: ImportInfo, startedAt: number, doneAtStar
 
 /** The closing summary of an import. */
 export function summarize(info: ImportInfo): string {
-  const { succeeded, failed, skipped, unprocessed } = info.counts;
+  const { succeeded, failed, skipped, unprocessed, planned } = info.counts;
   const reason = info.reason ? ` (${info.reason})` : '';
+  const what = info.options.dryRun ? 'dry run' : 'import';
+  const done = info.options.dryRun ? `${planned} planned` : `${succeeded} succeeded`;
   return (
-    `import ${info.id} ${info.state}${reason}: ${info.total} records, ` +
-    `${succeeded} succeeded, ${failed} failed, ${skipped} skipped, ${unprocessed} unprocessed`
+    `${what} ${info.id} ${info.state}${reason}: ${info.total} records, ` +
+    `${done}, ${failed} failed, ${skipped} skipped, ${unprocessed} unprocessed`
   );
+}
+
+/** Records per action: planned ones for a dry run, done ones for an import; empty when none. */
+export function describeActions(info: ImportInfo): string {
+  const parts = RECORD_ACTIONS.filter((action) => info.actions[action]).map(
+    (action) => `${info.actions[action]} ${action}`,
+  );
+  if (parts.length === 0) return '';
+  const hint = info.options.dryRun && info.settled ? ` (apply with: porter apply ${info.id})` : '';
+  return `${info.options.dryRun ? 'planned' : 'done'}: ${parts.join(', ')}${hint}`;
+}
+
+/** How the import looked records up, in one line. */
+export function describeLookup(lookup: LookupInfo): string {
+  const size =
+    lookup.mode === 'snapshot' && lookup.records !== undefined
+      ? `: ${lookup.records} on the server at ${lookup.takenAt}, ${lookup.kept} named by the upload`
+      : '';
+  return `lookup: ${lookup.mode} (${lookup.why})${size}`;
 }

@@ -131,6 +131,13 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary: 'The record to create already existed before this import.',
   },
+  PORTER_PLAN_STALE: {
+    httpStatus: 409,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'The record changed on the admin server after the plan was made; it was not written. Run the dry run again.',
+  },
   PORTER_CANCELLED: {
     httpStatus: 409,
     exitCode: 1,

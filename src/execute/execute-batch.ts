@@ -384,7 +384,7 @@ class BatchRun {
           ? atPosition
           : byKey.get(wanted);
       const id = (record?.[idField] as string | number | undefined) ?? op.existingId;
-      this.finish(op, { status: 'succeeded', id, changed: op.changed });
+      this.finish(op, { status: 'succeeded', id, changed: op.changed, changes: op.changes });
     });
   }
 

@@ -7,7 +7,7 @@ import type { AdminClient } from '../admin/client.js';
 import type { ImportInfo, ImportState, RecordResult, StagedRecord } from '../model/import.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { RecordLookup } from '../plan/lookup.js';
-import { planBatch, type DecidedResult } from '../plan/plan-batch.js';
+import { planBatch, type BatchPlan, type DecidedResult } from '../plan/plan-batch.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { failureLimitReason } from './failure-limit.js';
@@ -38,6 +38,8 @@ export interface BatchStore {
     reason?: string,
   ): Promise<boolean>;
   recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
+  /** The results of these rows that exist (a dry run's plan, for its application). */
+  resultsOf(importId: string, rows: readonly number[]): Promise<Map<number, RecordResult>>;
 }
 
 export interface BatchRef {
@@ -89,7 +91,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     writeCalls: 0,
     reconcileReads: 0,
     lookupReads: 0,
-    counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0 },
+    counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
   };
   const info = await store.get(ref.importId);
   if (!info) return report;
@@ -152,7 +154,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
     }
   };
-  const { resource, mode, allowAdmin } = info.options;
+  const { resource, mode, allowAdmin, dryRun } = info.options;
   const lookup = new RecordLookup({
     client: deps.client,
     retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
@@ -196,6 +198,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       allowAdmin,
       lookup: view,
       concurrency: deps.lookupConcurrency,
+      planning: dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined,
     });
   } catch (error) {
     if (error instanceof ImportPausedSignal) {
@@ -221,6 +224,20 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       })),
     );
     return report;
+  }
+  if (dryRun) {
+    await save(planOutcomes(plan));
+    return report;
+  }
+  if (info.applyOf !== undefined) {
+    // a plan is applied only where the server still holds what it was planned against
+    const planned = await store.resultsOf(
+      info.applyOf,
+      todo.map((record) => record.row),
+    );
+    const stale = staleAgainstPlan(plan, planned);
+    plan.decided = [...plan.decided.filter((result) => !stale.has(result.row)), ...stale.values()];
+    plan.ops = plan.ops.filter((op) => !stale.has(op.row));
   }
   await save(plan.decided);
 
@@ -258,6 +275,63 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     if (await store.transition(ref.importId, ['paused'], 'running')) report.resumedImport = true;
   }
   return report;
+}
+
+/** A dry run's results: every op as `planned`, and a record equal already as `planned` unchanged. */
+function planOutcomes(plan: BatchPlan): DecidedResult[] {
+  const decided = plan.decided.map((result) =>
+    result.status === 'succeeded' ? { ...result, status: 'planned' as const } : result,
+  );
+  const ops = plan.ops.map((op): DecidedResult => ({
+    row: op.row,
+    key: op.key,
+    action: op.action,
+    status: 'planned',
+    id: op.existingId,
+    changed: op.changed,
+    changes: op.changes,
+    basis: op.basis,
+    attempts: 0,
+    warnings: op.warnings.length > 0 ? op.warnings : undefined,
+  }));
+  return [...decided, ...ops];
+}
+
+/**
+ * The records whose plan no longer holds: the record read now is not the one the dry run planned
+ * against (changed, created or deleted since), or the plan gave it no planned action.
+ */
+function staleAgainstPlan(
+  plan: BatchPlan,
+  planned: Map<number, RecordResult>,
+): Map<number, DecidedResult> {
+  const stale = new Map<number, DecidedResult>();
+  const check = (row: number, key: string | undefined, basis: string | undefined): void => {
+    const before = planned.get(row);
+    if (before?.status === 'planned' && before.basis !== undefined && before.basis === basis)
+      return;
+    const why =
+      before?.status === 'planned'
+        ? 'the record changed on the server since the plan was made; run the dry run again'
+        : `the plan did not write this record (${before?.status ?? 'no plan'})`;
+    stale.set(row, {
+      row,
+      key,
+      action: before?.action,
+      status: 'failed',
+      errorCode: 'PORTER_PLAN_STALE',
+      error: `not written: ${why}`,
+      attempts: 0,
+    });
+  };
+  for (const op of plan.ops) check(op.row, op.key, op.basis);
+  // a record decided without a call is stale too when its plan was made against another record
+  for (const result of plan.decided) {
+    if (result.basis !== undefined && planned.get(result.row)?.basis !== result.basis) {
+      check(result.row, result.key, result.basis);
+    }
+  }
+  return stale;
 }
 
 /** Rows of a retry whose record the retried import had sent (`porter_parentRow`, its row there). */

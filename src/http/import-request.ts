@@ -23,6 +23,7 @@ export const importFieldsSchema = z.object({
     .optional(),
   format: z.enum(['csv', 'json', 'ndjson']).optional(),
   lookup: z.enum(['auto', 'snapshot', 'each']).optional(),
+  dryRun: flag.default(false),
   /** Mapping file content as JSON text. */
   mapping: z.string().optional(),
 });
@@ -65,6 +66,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       allowAdmin: value.allowAdmin,
       maxFailures: value.maxFailures,
       lookup: value.lookup,
+      dryRun: value.dryRun,
     },
     format: value.format,
     mapping,

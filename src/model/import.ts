@@ -40,15 +40,28 @@ export interface LookupInfo {
   durationMs?: number;
 }
 
-export type ResultStatus = 'succeeded' | 'failed' | 'skipped' | 'unprocessed';
+/** `planned`: a dry run's record that would be written (its action says how). */
+export type ResultStatus = 'succeeded' | 'failed' | 'skipped' | 'unprocessed' | 'planned';
 export const RESULT_STATUSES: readonly ResultStatus[] = [
   'succeeded',
   'failed',
   'skipped',
   'unprocessed',
+  'planned',
 ];
 
-export type RecordAction = 'create' | 'update' | 'delete';
+/** What a record's result did, or (dry run) would do; `unchanged`: equal already, no call. */
+export type RecordAction = 'create' | 'update' | 'delete' | 'unchanged';
+export const RECORD_ACTIONS: readonly RecordAction[] = ['create', 'update', 'delete', 'unchanged'];
+
+/** One field an update changes: its value on the server before, and the one written. */
+export interface FieldChange {
+  field: string;
+  from?: unknown;
+  to?: unknown;
+  /** Names of the ids in `from` and `to`, for lists of groups or users. */
+  names?: Record<string, string>;
+}
 
 /** Cell values of one input record exactly as they came in (CSV text, or JSON values). */
 export type InputColumns = Record<string, unknown>;
@@ -75,6 +88,13 @@ export interface RecordResult {
   attempts?: number;
   /** Fields this import changed, for updates. */
   changed?: string[];
+  /** The field-level changes of an update: before and after. */
+  changes?: FieldChange[];
+  /**
+   * A dry run's fingerprint of the record it planned against ("absent" when there was none):
+   * `porter apply` writes only where the server still holds exactly that record.
+   */
+  basis?: string;
   warnings?: string[];
   input: InputColumns;
 }
@@ -122,6 +142,10 @@ export interface ImportInfo {
   counts: Record<ResultStatus, number>;
   /** Records with a result. */
   done: number;
+  /** Succeeded or planned records per action (create, update, delete, unchanged). */
+  actions: Partial<Record<RecordAction, number>>;
+  /** A dry run's id, when this import applies it. */
+  applyOf?: string;
   /** Column order of the upload, for reports. */
   columns: string[];
   /** Final, and every record has its result: the report is complete. */

@@ -3,11 +3,14 @@
  * upload's fields over it: a field the upload does not carry is never erased.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import type { FieldChange } from '../model/import.js';
 
 export interface MergeResult {
   payload: Record<string, unknown>;
   /** Upload fields whose value differs from the current record. */
   changed: string[];
+  /** The same fields with their value before (absent when the record had none) and after. */
+  changes: FieldChange[];
 }
 
 /** Merges the upload's fields into the current record; service-supplied fields are left out. */
@@ -22,14 +25,18 @@ export function mergeRecord(
     if (value !== undefined) payload[field] = value;
   }
   const changed: string[] = [];
+  const changes: FieldChange[] = [];
   for (const [field, value] of Object.entries(upload)) {
     if (value === undefined || field === descriptor.idField) continue;
-    if (!sameValue(current[field], value)) changed.push(field);
+    if (!sameValue(current[field], value)) {
+      changed.push(field);
+      changes.push({ field, from: current[field], to: value });
+    }
     payload[field] = value;
   }
   for (const field of descriptor.serviceFields) delete payload[field];
   payload[descriptor.idField] = current[descriptor.idField];
-  return { payload, changed };
+  return { payload, changed, changes };
 }
 
 /** Deep equality for JSON values; lists of ids compare as sets. */

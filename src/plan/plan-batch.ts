@@ -7,7 +7,15 @@ import type { WriteMethod } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { recordErrorCode, recordErrorMessage } from '../execute/record-error.js';
-import type { ImportMode, RecordAction, RecordResult, StagedRecord } from '../model/import.js';
+import type {
+  FieldChange,
+  ImportMode,
+  RecordAction,
+  RecordResult,
+  StagedRecord,
+} from '../model/import.js';
+import { nameIds } from './describe-changes.js';
+import { fingerprint } from './fingerprint.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { guardUserChange } from './admin-guard.js';
 import type { DirectoryView } from './directory-view.js';
@@ -27,6 +35,9 @@ export interface PlannedOp {
   /** The planner saw that no record with this key existed (a create after a lookup). */
   knownAbsent: boolean;
   changed?: string[];
+  changes?: FieldChange[];
+  /** Fingerprint of the record planned against (plans and their application only). */
+  basis?: string;
   warnings: string[];
 }
 
@@ -50,6 +61,11 @@ export interface PlanContext {
    * now, or a delete's record gone now, is that run's work, not someone else's.
    */
   sentBefore?: ReadonlySet<number>;
+  /**
+   * A plan to show (dry run) or to apply: every record gets the fingerprint of the record it is
+   * planned against; a dry run also names the ids its list changes add and remove.
+   */
+  planning?: 'dry-run' | 'apply';
 }
 
 type Planned = { op: PlannedOp } | { decided: DecidedResult };
@@ -134,14 +150,14 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   }
   const record = mode === 'delete' ? upload : await resolveReferences(resource, upload, lookup);
   const key = naturalKey(resource, record);
-  const base = { row: staged.row, line: staged.line, key };
-  const decide = (result: Omit<DecidedResult, 'row' | 'line' | 'key'>): Planned => ({
-    decided: { ...base, attempts: 0, warnings: warnings.length ? warnings : undefined, ...result },
-  });
-
   // creates look first too: a record that exists already fails ALREADY_EXISTS without a call,
   // and a create found after an unanswered call is known to be this import's own
   const current = await findCurrent(resource, record, lookup);
+  const basis = context.planning ? fingerprint(current) : undefined;
+  const base = { row: staged.row, line: staged.line, key, basis };
+  const decide = (result: Omit<DecidedResult, 'row' | 'line' | 'key'>): Planned => ({
+    decided: { ...base, attempts: 0, warnings: warnings.length ? warnings : undefined, ...result },
+  });
   const currentId = current?.[descriptor.idField] as string | number | undefined;
   const sentBefore = context.sentBefore?.has(staged.row) === true;
   // the privilege guard: a refused user change is decided here, never sent
@@ -214,10 +230,11 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
 
   const refused = guard('update', current);
   if (refused) return refused;
-  const { payload, changed } = mergeRecord(resource, current, record);
+  const { payload, changed, changes: merged } = mergeRecord(resource, current, record);
   if (changed.length === 0) {
-    return decide({ action: 'update', status: 'succeeded', id: currentId, changed: [] });
+    return decide({ action: 'unchanged', status: 'succeeded', id: currentId, changed: [] });
   }
+  const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
   return {
     op: {
       ...base,
@@ -227,6 +244,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
       existingId: currentId,
       knownAbsent: false,
       changed,
+      changes,
       warnings,
     },
   };

@@ -75,8 +75,19 @@ export function createImportWorker(
     token?: string,
     signal?: AbortSignal,
   ): Promise<BatchReport | undefined> => {
-    if (isPrepareJob(job.data)) return prepare(job as Job<PrepareJobData>, signal);
-    return processBatch(job as Job<ImportBatchJobData, BatchReport>, token, signal);
+    if (!isPrepareJob(job.data)) {
+      return processBatch(job as Job<ImportBatchJobData, BatchReport>, token, signal);
+    }
+    try {
+      return await prepare(job as Job<PrepareJobData>, signal);
+    } catch (error) {
+      if (signal?.aborted && signal.reason === SHUTDOWN_REASON) {
+        // as for a batch: a shutdown is no fault of the preparation, which starts over elsewhere
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      throw error;
+    }
   };
   const processBatch = async (
     job: Job<ImportBatchJobData, BatchReport>,

@@ -1,5 +1,6 @@
 /** How import state, results and staged records are written as Redis strings and read back. */
 import {
+  RECORD_ACTIONS,
   RESULT_STATUSES,
   type ImportInfo,
   type ImportOptions,
@@ -37,6 +38,7 @@ export function encodeNewMeta(init: {
   options: ImportOptions;
   source?: string;
   retryOf?: string;
+  applyOf?: string;
   columns?: string[];
   now: string;
 }): string[] {
@@ -62,6 +64,8 @@ export function encodeNewMeta(init: {
   ];
   if (init.source !== undefined) fields.push('source', init.source);
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
+  if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);
+  if (init.options.dryRun) fields.push('keepStaged', '1');
   return fields;
 }
 
@@ -69,6 +73,15 @@ function countsFromHash(counts: Record<string, string>): Record<ResultStatus, nu
   const parsed = {} as Record<ResultStatus, number>;
   for (const status of RESULT_STATUSES) parsed[status] = Number(counts[status] ?? 0) || 0;
   return parsed;
+}
+
+function actionsFromHash(counts: Record<string, string>): ImportInfo['actions'] {
+  const actions: ImportInfo['actions'] = {};
+  for (const action of RECORD_ACTIONS) {
+    const value = Number(counts[`action:${action}`] ?? 0);
+    if (value > 0) actions[action] = value;
+  }
+  return actions;
 }
 
 /** ImportInfo from the meta and counts hashes; undefined when the import does not exist. */
@@ -90,12 +103,14 @@ export function decodeImportInfo(
     batches: Number(meta.batches ?? 0),
     counts,
     done: RESULT_STATUSES.reduce((sum, status) => sum + counts[status], 0),
+    actions: actionsFromHash(countsHash),
     columns: JSON.parse(meta.columns ?? '[]') as string[],
     settled: meta.settled === '1',
   };
   if (meta.reason !== undefined) info.reason = meta.reason;
   if (meta.source !== undefined) info.source = meta.source;
   if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
+  if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   return info;

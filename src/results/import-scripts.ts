@@ -29,9 +29,9 @@ local function settle()
   local m = redis.call('HMGET', KEYS[1], 'id', 'state', 'total', 'settled')
   local id, state, total = m[1], m[2], tonumber(m[3]) or -1
   if not state or m[4] == '1' then return false end
-  local c = redis.call('HMGET', KEYS[2], 'succeeded', 'failed', 'skipped', 'unprocessed')
+  local c = redis.call('HMGET', KEYS[2], 'succeeded', 'failed', 'skipped', 'unprocessed', 'planned')
   local bad = (tonumber(c[2]) or 0) + (tonumber(c[4]) or 0)
-  local done = (tonumber(c[1]) or 0) + (tonumber(c[3]) or 0) + bad
+  local done = (tonumber(c[1]) or 0) + (tonumber(c[3]) or 0) + (tonumber(c[5]) or 0) + bad
   if ACTIVE[state] then
     if total < 0 or done < total then return false end
     state = bad == 0 and 'completed' or 'completed_with_errors'
@@ -45,7 +45,8 @@ local function settle()
     return false
   end
   redis.call('HSET', KEYS[1], 'settled', '1')
-  redis.call('UNLINK', KEYS[4])
+  -- a dry run keeps its records for porter apply, until the TTL
+  if redis.call('HGET', KEYS[1], 'keepStaged') ~= '1' then redis.call('UNLINK', KEYS[4]) end
   refresh_ttl()
   publish(id, state, true)
   return true
@@ -56,7 +57,7 @@ end
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('HSET', KEYS[2], 'succeeded', 0, 'failed', 0, 'skipped', 0, 'unprocessed', 0)
+redis.call('HSET', KEYS[2], 'succeeded', 0, 'failed', 0, 'skipped', 0, 'unprocessed', 0, 'planned', 0)
 redis.call('ZADD', KEYS[5], ARGV[4], ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
@@ -131,7 +132,17 @@ local written, max_row, added = 0, 0, {}
 for i = 4, #ARGV, 3 do
   if redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2]) == 1 then
     written = written + 1
-    added[ARGV[i + 1]] = (added[ARGV[i + 1]] or 0) + 1
+    -- the tag is "status" or "status/action": an action is counted for what was (or would be) done
+    local tag = ARGV[i + 1]
+    local slash = string.find(tag, '/', 1, true)
+    if slash then
+      local status = string.sub(tag, 1, slash - 1)
+      added[status] = (added[status] or 0) + 1
+      local action = 'action:' .. string.sub(tag, slash + 1)
+      added[action] = (added[action] or 0) + 1
+    else
+      added[tag] = (added[tag] or 0) + 1
+    end
     local row = tonumber(ARGV[i])
     if row > max_row then max_row = row end
   end

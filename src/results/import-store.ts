@@ -18,6 +18,7 @@ import {
 import { chunks } from './chunks.js';
 import {
   decodeImportInfo,
+  decodeResult,
   decodeStaged,
   encodeNewMeta,
   encodeStaged,
@@ -64,6 +65,8 @@ export interface CreateImportInit {
   options: ImportOptions;
   source?: string;
   retryOf?: string;
+  /** The dry run this import applies. */
+  applyOf?: string;
   columns?: string[];
 }
 
@@ -173,6 +176,17 @@ export class ImportStore {
     return length;
   }
 
+  /**
+   * Gives a new import (still receiving) the staged records of another, copied inside Redis; a
+   * dry run's records for the import that applies it. Returns how many.
+   */
+  async copyStaged(fromId: string, toId: string): Promise<number> {
+    const target = this.keys(toId).staged;
+    await this.redis.call('COPY', this.keys(fromId).staged, target, 'REPLACE');
+    await this.redis.expire(target, this.ttlSeconds);
+    return this.stagedCount(toId);
+  }
+
   /** Staged records from position `start` (0-based), at most `count`; none once settled. */
   async readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]> {
     if (count <= 0) return [];
@@ -242,6 +256,18 @@ export class ImportStore {
     );
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
     return { written, info };
+  }
+
+  /** The results these rows have (rows without one are left out). */
+  async resultsOf(importId: string, rows: readonly number[]): Promise<Map<number, RecordResult>> {
+    const found = new Map<number, RecordResult>();
+    if (rows.length === 0) return found;
+    const values = await this.redis.hmget(this.keys(importId).results, ...rows.map(String));
+    rows.forEach((row, index) => {
+      const json = values[index];
+      if (json) found.set(row, decodeResult(row, json));
+    });
+    return found;
   }
 
   /** The rows among these that have no result yet, in the order given. */

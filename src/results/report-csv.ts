@@ -1,8 +1,8 @@
 /**
  * The per-record report as CSV, streamed through csv-stringify with backpressure.
  *
- * Default layout: the report columns (`row, line, key, action, status, id, errorCode, error,
- * attempts`), then the upload's columns in upload order. A report column whose name is also an
+ * Default layout: the report columns (`row, line, sourceRow, key, action, status, id, errorCode, field,
+ * error, attempts, changes`; changes as readable text, see change-text.ts), then the upload's columns in upload order. A report column whose name is also an
  * input column gets `_` in front (`id` → `_id`), so both survive.
  *
  * Input-first layout (`inputFirst`, for failed records): the upload's columns first, unchanged,
@@ -16,6 +16,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { RecordResult } from '../model/import.js';
+import { changesText } from './change-text.js';
 import { formulaSafe } from './formula-safe.js';
 
 export const REPORT_COLUMNS = [
@@ -30,6 +31,7 @@ export const REPORT_COLUMNS = [
   'field',
   'error',
   'attempts',
+  'changes',
 ] as const satisfies readonly (keyof RecordResult)[];
 
 /** Prefix of the report columns in the input-first layout; ingest must ignore such columns. */
@@ -77,7 +79,9 @@ export function csvReportLayout(columns: readonly string[], inputFirst = false):
     return unique;
   });
   const reportCells = (result: RecordResult): string[] =>
-    REPORT_COLUMNS.map((name) => cellText(result[name]));
+    REPORT_COLUMNS.map((name) =>
+      name === 'changes' ? changesText(result.changes) : cellText(result[name]),
+    );
   const inputCells = (result: RecordResult): string[] =>
     inputColumns.map((name) => cellText(result.input?.[name]));
   return inputFirst

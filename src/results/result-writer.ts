@@ -25,6 +25,12 @@ export function assertValidResult(result: RecordResult): void {
   }
 }
 
+/** The status, and the action of a record that was (or would be) written, for the counters. */
+function resultTag(result: RecordResult): string {
+  const counted = result.status === 'succeeded' || result.status === 'planned';
+  return counted && result.action ? `${result.status}/${result.action}` : result.status;
+}
+
 /**
  * Runs the record script chunk by chunk. Returns how many results were new and the
  * meta/counts hashes the last chunk saw (undefined when there was nothing to write).
@@ -41,7 +47,7 @@ export async function writeResults(
   let hashes: [unknown, unknown] | undefined;
   for (const part of chunks(results, RESULT_CHUNK)) {
     const args = commonArgs();
-    for (const result of part) args.push(result.row, result.status, encodeResult(result));
+    for (const result of part) args.push(result.row, resultTag(result), encodeResult(result));
     const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
     if (reply === null) throw importNotFound(importId);
     const [count, meta, counts] = reply as [number, unknown, unknown];

@@ -60,7 +60,13 @@ describe('a batch job that fails for good', () => {
     expect((await pipeline.context.store.get(submitted.id))?.settled).toBe(true);
     const info = await pipeline.waitFinal(submitted.id);
     expect(info.state).toBe('completed_with_errors');
-    expect(info.counts).toEqual({ succeeded: 0, failed: 0, skipped: 0, unprocessed: 30 });
+    expect(info.counts).toEqual({
+      succeeded: 0,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 30,
+      planned: 0,
+    });
     const results = await pipeline.results(submitted.id);
     expect(results.every((result) => result.errorCode === 'PORTER_BATCH_ABANDONED')).toBe(true);
     expect(results[0]!.error).toMatch(/not sent: the network stack is broken/);

@@ -46,7 +46,13 @@ describe('a flaky admin server (fail-rate 0.1, drop-rate 0.05)', () => {
       expect(faults.failed).toBeGreaterThan(0);
       expect(faults.dropped).toBeGreaterThan(0);
       expect(info.state).toBe('completed');
-      expect(info.counts).toEqual({ succeeded: 5_000, failed: 0, skipped: 0, unprocessed: 0 });
+      expect(info.counts).toEqual({
+        succeeded: 5_000,
+        failed: 0,
+        skipped: 0,
+        unprocessed: 0,
+        planned: 0,
+      });
       expect(
         results.every((result) => result.status === 'succeeded' && result.id !== undefined),
       ).toBe(true);
@@ -70,7 +76,13 @@ describe('a flaky admin server (fail-rate 0.1, drop-rate 0.05)', () => {
       mode: 'delete',
     });
     expect(pipeline.sandbox.store.stats.faults.dropped).toBeGreaterThan(0);
-    expect(info.counts).toEqual({ succeeded: 1_000, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 1_000,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(
       pipeline.sandbox.store.users().filter((user) => user.username?.startsWith('gone.')),
     ).toEqual([]);
@@ -107,7 +119,13 @@ describe('a partial-batch server', () => {
       resource: 'users',
       mode: 'create',
     });
-    expect(info.counts).toEqual({ succeeded: 294, failed: 6, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 294,
+      failed: 6,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(
       results.filter((result) => result.status === 'failed').map((result) => result.row),
     ).toEqual([50, 100, 150, 200, 250, 300]);

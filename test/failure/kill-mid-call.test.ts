@@ -63,7 +63,13 @@ describe('a worker killed while its create call is in flight', () => {
 
     const second = startWorker();
     const info = await pipeline.waitFinal(submitted.id, 120_000);
-    expect(info.counts).toEqual({ succeeded: 400, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 400,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     const created = pipeline.sandbox.store
       .users()
       .filter((user) => user.username?.startsWith('midcall.'));

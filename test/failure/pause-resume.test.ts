@@ -57,7 +57,13 @@ describe('a server that fails most calls', () => {
     pipeline.sandbox.setFaults({ failRate: 0 });
     const info = await pipeline.waitFinal(id);
     expect(info.state).toBe('completed');
-    expect(info.counts).toEqual({ succeeded: 500, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 500,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(pipeline.sandbox.store.users()).toHaveLength(500);
   });
 

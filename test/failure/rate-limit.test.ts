@@ -26,12 +26,20 @@ afterAll(async () => {
 describe('429 with Retry-After', () => {
   it('every worker backs off together, and the import completes with exact counts', async () => {
     const rows = Array.from({ length: 600 }, (_, index) => [`limited.${index + 1}`]);
+    // one read per record: enough requests to pass the rate limit from both workers
     const { info } = await pipeline.run(csv(['username'], rows), {
       resource: 'users',
       mode: 'create',
       batchSize: 20,
+      lookup: 'each',
     });
-    expect(info.counts).toEqual({ succeeded: 600, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 600,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(pipeline.sandbox.store.stats.faults.rateLimited).toBeGreaterThan(0);
     const first = pipeline.context.requestGate.stats.backoffWaits;
     const other = second.requestGate.stats.backoffWaits;

@@ -100,7 +100,13 @@ describe.runIf(hasRedisServer)(
       redis = await startRedis(port, dir);
       const info = await pipeline.waitFinal(submitted.id, 120_000);
       expect(info.state).toBe('completed');
-      expect(info.counts).toEqual({ succeeded: total, failed: 0, skipped: 0, unprocessed: 0 });
+      expect(info.counts).toEqual({
+        succeeded: total,
+        failed: 0,
+        skipped: 0,
+        unprocessed: 0,
+        planned: 0,
+      });
       const created = pipeline.sandbox.store.users();
       expect(created).toHaveLength(total);
       expect(new Set(created.map((user) => user.username)).size).toBe(total);

@@ -41,6 +41,12 @@ describe('the shutdown timeout', () => {
     pipeline.sandbox.setFaults({ latencyMs: 0 });
     pipeline.startWorkers();
     const info = await pipeline.waitFinal(submitted.id);
-    expect(info.counts).toEqual({ succeeded: 2, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 2,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
   });
 });

@@ -20,7 +20,13 @@ describe('a batch larger than the server accepts (413)', () => {
       mode: 'create',
       batchSize: 100,
     });
-    expect(info.counts).toEqual({ succeeded: 1_000, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 1_000,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(pipeline.sandbox.store.users()).toHaveLength(1_000);
     const learned = await pipeline.context.runtime.batchSize(info.id);
     expect(learned).toBeLessThanOrEqual(30);

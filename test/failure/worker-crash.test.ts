@@ -53,7 +53,13 @@ describe('a worker killed with SIGKILL three times during a 20,000-record import
     }
     const info = await pipeline.waitFinal(submitted.id, 180_000);
     expect(info.state).toBe('completed');
-    expect(info.counts).toEqual({ succeeded: total, failed: 0, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: total,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     const created = pipeline.sandbox.store
       .users()
       .filter((user) => user.username?.startsWith('crash.'));

@@ -54,7 +54,13 @@ describe('cancel', () => {
     const cancelled = await cancelImport(pipeline.context, submitted.id, 'changed my mind');
     // waiting batches are removed and reported at once: no worker is needed for that
     expect(cancelled).toMatchObject({ state: 'cancelled', reason: 'changed my mind', done: 250 });
-    expect(cancelled.counts).toEqual({ succeeded: 0, failed: 0, skipped: 0, unprocessed: 250 });
+    expect(cancelled.counts).toEqual({
+      succeeded: 0,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 250,
+      planned: 0,
+    });
     expect(await pipeline.context.importQueue.count()).toBe(0);
     const results = await pipeline.results(submitted.id);
     expect(
@@ -191,7 +197,13 @@ describe('--max-failures passed by rows refused while receiving', () => {
     });
     expect(info).toMatchObject({ state: 'failed', settled: true });
     expect(info.reason).toMatch(/more than --max-failures 0/);
-    expect(info.counts).toEqual({ succeeded: 0, failed: 1, skipped: 0, unprocessed: 2 });
+    expect(info.counts).toEqual({
+      succeeded: 0,
+      failed: 1,
+      skipped: 0,
+      unprocessed: 2,
+      planned: 0,
+    });
     expect(await pipeline.context.importQueue.count()).toBe(0);
     expect(pipeline.sandbox.store.stats.requests.POST).toBe(postsBefore);
   });

@@ -100,7 +100,7 @@ describe('users × every mode', () => {
       resource: 'users',
       mode: 'upsert',
     });
-    expect(results[0]).toMatchObject({ status: 'succeeded', action: 'update', changed: [] });
+    expect(results[0]).toMatchObject({ status: 'succeeded', action: 'unchanged', changed: [] });
     const after = structuredClone(pipeline.sandbox.store.stats);
     expect(after.requests.PUT).toBe(before.requests.PUT);
   });

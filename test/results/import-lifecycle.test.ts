@@ -38,7 +38,13 @@ describe('recordResults', () => {
       batch.map((item) => ({ ...item, attempts: 9 })),
     );
     expect(again.written).toBe(0);
-    expect(again.info.counts).toEqual({ succeeded: 3, failed: 1, skipped: 1, unprocessed: 0 });
+    expect(again.info.counts).toEqual({
+      succeeded: 3,
+      failed: 1,
+      skipped: 1,
+      unprocessed: 0,
+      planned: 0,
+    });
     expect(again.info.done).toBe(5);
     expect(again.info.state).toBe('queued');
     // the first result of a row wins
@@ -148,7 +154,13 @@ describe('cancel', () => {
     );
     const progress = await store.progress(id);
     expect(progress).toMatchObject({ state: 'cancelled', settled: true, done: 4, total: 4 });
-    expect(progress.counts).toEqual({ succeeded: 1, failed: 0, skipped: 0, unprocessed: 3 });
+    expect(progress.counts).toEqual({
+      succeeded: 1,
+      failed: 0,
+      skipped: 0,
+      unprocessed: 3,
+      planned: 0,
+    });
     expect(await store.stagedCount(id)).toBe(0);
     expect((await store.cancel(id, 'again')).reason).toBe('wrong file');
   });

@@ -113,7 +113,7 @@ describe('progress()', () => {
       total: 4,
       done: 2,
       settled: false,
-      counts: { succeeded: 1, failed: 1, skipped: 0, unprocessed: 0 },
+      counts: { succeeded: 1, failed: 1, skipped: 0, unprocessed: 0, planned: 0 },
     });
     expect(progress.startedAt).toBeDefined();
     expect(progress.ratePerSecond).toBeGreaterThan(0);

@@ -19,7 +19,7 @@ describe('ImportStore create, get, list', () => {
       total: 0,
       done: 0,
       columns: ['a', 'b'],
-      counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0 },
+      counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
     });
     expect(info.createdAt).toBe(info.updatedAt);
     expect(await store.get(info.id)).toEqual(info);

@@ -53,6 +53,7 @@ describe('writeCsvReport', () => {
       'field',
       'error',
       'attempts',
+      'changes',
       'username',
       'email',
       'groups',
@@ -69,6 +70,7 @@ describe('writeCsvReport', () => {
       '',
       '',
       '1',
+      '',
       'user1',
       'user1@example.com',
       'staff|it',
@@ -86,7 +88,7 @@ describe('writeCsvReport', () => {
   it('writes only the header for no results', async () => {
     const { count, header, rows } = await csvOf([], COLUMNS);
     expect(count).toBe(0);
-    expect(header).toHaveLength(14);
+    expect(header).toHaveLength(15);
     expect(rows).toEqual([]);
   });
 
@@ -104,6 +106,7 @@ describe('writeCsvReport', () => {
       'field',
       'error',
       'attempts',
+      'changes',
       'id',
       'key',
       '_id',
@@ -134,6 +137,7 @@ describe('writeCsvReport', () => {
       'porter_field',
       'porter_error',
       'porter_attempts',
+      'porter_changes',
     ]);
     expect(rows[0].slice(0, 3)).toEqual(['user4', 'nope', '']);
     expect(rows[0].slice(8)).toEqual([
@@ -143,6 +147,7 @@ describe('writeCsvReport', () => {
       '',
       'email: not an address',
       '1',
+      '',
     ]);
   });
 
@@ -176,7 +181,7 @@ describe('writeCsvReport', () => {
       [user(1, { input: { username: 'u', email: null, groups: ['a', 'b'] } })],
       COLUMNS,
     );
-    expect(rows[0].slice(11)).toEqual(['u', '', '["a","b"]']);
+    expect(rows[0].slice(12)).toEqual(['u', '', '["a","b"]']);
   });
 
   it('respects backpressure of a slow destination and does not read far ahead', async () => {

@@ -15,7 +15,7 @@ import {
   type LookupMode,
 } from '../../model/import.js';
 import { oneOf, positiveInteger } from '../options.js';
-import { followImport, summarize } from '../progress.js';
+import { describeActions, followImport, summarize } from '../progress.js';
 import { withContext } from '../with-context.js';
 
 interface ImportCommandOptions {
@@ -85,6 +85,10 @@ export function registerImportCommand(program: Command): void {
       'how records are looked up: auto, snapshot (one bulk read) or each (one read per record); default PORTER_LOOKUP',
       oneOf('--lookup', LOOKUP_MODES),
     )
+    .option(
+      '--dry-run',
+      'plan only: every record gets its planned action and field changes; nothing is written (then: porter apply ID)',
+    )
     .option('--wait', 'follow the import until it ends, then summarize')
     .option('--report <file>', 'with --wait: write the per-record report to this file')
     .option(
@@ -128,6 +132,7 @@ export function registerImportCommand(program: Command): void {
               allowAdmin: options.allowAdmin === true,
               maxFailures: options.maxFailures,
               lookup: options.lookup,
+              dryRun: options.dryRun === true,
             },
             source,
             fileName: file === '-' ? undefined : basename(file),
@@ -153,6 +158,8 @@ export function registerImportCommand(program: Command): void {
               : 'no worker is running: start one with `npx porter worker`',
         });
         console.error(summarize(final));
+        const actions = describeActions(final);
+        if (actions) console.error(actions);
         if (options.report) {
           const out = createWriteStream(options.report);
           await writeReport(context, info.id, out, { format: options.format });

@@ -6,12 +6,13 @@ import {
   describeImport,
   resumeImport,
   retryImport,
+  applyImport,
   writeReport,
   type ReportFormat,
 } from '../../app/imports.js';
 import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
-import { followImport, summarize } from '../progress.js';
+import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
 
@@ -36,6 +37,9 @@ export function registerStatusCommands(program: Command): void {
         console.log(
           `${info.progress.percent}% done, ${info.progress.ratePerSecond} records/s${eta}`,
         );
+        const plan = describeActions(info);
+        if (plan) console.log(plan);
+        if (info.lookup) console.log(describeLookup(info.lookup));
         console.log(
           `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
         );
@@ -93,6 +97,26 @@ export function registerStatusCommands(program: Command): void {
     .action(async (id: string) => {
       await withContext(async (context) => {
         console.log(summarize(await resumeImport(context, id)));
+      });
+    });
+
+  program
+    .command('apply')
+    .description(
+      'Apply a finished dry run: write its planned records, each only if the server still holds what it was planned against',
+    )
+    .argument('<id>', 'id of the dry run')
+    .option('--wait', 'follow the new import until it ends, then summarize')
+    .action(async (id: string, options: { wait?: boolean }) => {
+      await withContext(async (context) => {
+        const info = await applyImport(context, id, (created) => console.log(created.id));
+        if (!options.wait) {
+          console.error(`queued: the plan of ${id}; follow with: porter status ${info.id}`);
+          return;
+        }
+        const final = await followImport({ read: () => context.store.get(info.id) });
+        console.error(summarize(final));
+        process.exitCode = importExitCode(final);
       });
     });
 

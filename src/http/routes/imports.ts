@@ -9,6 +9,7 @@ import {
   requireImport,
   resumeImport,
   retryImport,
+  applyImport,
   startImport,
   writeReport,
 } from '../../app/imports.js';
@@ -42,6 +43,9 @@ const importSchema = {
     options: { type: 'object', additionalProperties: true },
     source: { type: 'string' },
     retryOf: { type: 'string' },
+    applyOf: { type: 'string' },
+    actions: { type: 'object', additionalProperties: { type: 'integer' } },
+    lookup: { type: 'object', additionalProperties: true },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
     finishedAt: { type: 'string' },
@@ -204,6 +208,22 @@ export async function importRoutes(
       },
     },
     async (request) => withLinks(await resumeImport(context, request.params.id)),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/imports/:id/apply',
+    {
+      schema: {
+        summary:
+          'Apply a finished dry run: a new import writes its planned records, each only if the server still holds what it was planned against',
+        params: idParams,
+        response: { 202: importSchema },
+      },
+    },
+    async (request, reply) => {
+      const info = await applyImport(context, request.params.id);
+      return reply.status(202).send(withLinks(info));
+    },
   );
 
   app.post<{ Params: { id: string }; Querystring: { status?: string } }>(
