@@ -1,7 +1,8 @@
 /**
  * Checks a write answer against its request. Some servers answer a multi-record call with 200
  * and only the records they applied, so answer records are matched to request records by key,
- * never by position or count; a record the answer leaves out is judged by what is read back.
+ * never by position or count, and a record is compared with what was sent: a field the server
+ * dropped is reported, a field it is known to read back otherwise is not.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { mergeRecord } from '../plan/merge.js';
@@ -72,7 +73,7 @@ export function matchAnswer(
   return matches;
 }
 
-/** An op its answer record confirms: succeeded, with the id answered. */
+/** An op its answer record confirms: succeeded, with a warning per field the server dropped. */
 export function confirmedResult(
   resource: ResourceName,
   op: PlannedOp,
@@ -80,7 +81,10 @@ export function confirmedResult(
 ): AnswerVerdict {
   const id =
     (answered[RESOURCES[resource].idField] as string | number | undefined) ?? op.existingId;
-  return { status: 'succeeded', id, changed: op.changed };
+  const dropped = op.action === 'delete' ? [] : droppedFields(resource, op.payload, answered);
+  if (dropped.length === 0) return { status: 'succeeded', id, changed: op.changed };
+  const warnings = dropped.map((field) => `field "${field}" sent but not in the answer`);
+  return { status: 'succeeded', id, changed: op.changed, warnings: [...op.warnings, ...warnings] };
 }
 
 /**
@@ -112,6 +116,44 @@ export function readBackResult(
 }
 
 /**
+ * Fields sent with a value but absent from the answer record, as paths (`substitutionMap.key`
+ * for a key of an object field). Empty values, the id and fields known to read back otherwise
+ * are not looked at: an answer may leave out strings the request did not carry (spec 2.3).
+ */
+export function droppedFields(
+  resource: ResourceName,
+  sent: AdminRecord,
+  answered: AdminRecord,
+): string[] {
+  const idField = RESOURCES[resource].idField;
+  const dropped: string[] = [];
+  for (const [field, value] of Object.entries(sent)) {
+    if (field === idField || readsBackOtherwise(resource, field, value)) continue;
+    collectDropped(field, value, answered, field, dropped);
+  }
+  return dropped;
+}
+
+function collectDropped(
+  field: string,
+  value: unknown,
+  answered: AdminRecord,
+  path: string,
+  dropped: string[],
+): void {
+  if (isEmpty(value)) return;
+  if (!Object.hasOwn(answered, field)) {
+    dropped.push(path);
+    return;
+  }
+  const echoed = answered[field];
+  if (isObject(value) && isObject(echoed)) {
+    for (const [key, inner] of Object.entries(value))
+      collectDropped(key, inner, echoed, `${path}.${key}`, dropped);
+  }
+}
+
+/**
  * Payload fields a record read back does not hold as sent, leaving out the fields known to read
  * back otherwise; empty when it holds the payload as far as can be told.
  */
@@ -122,4 +164,15 @@ export function unheldFields(
 ): string[] {
   const { changed } = mergeRecord(resource, found, payload);
   return changed.filter((field) => !readsBackOtherwise(resource, field, payload[field]));
+}
+
+/** A sent value whose absence loses nothing: undefined, null, "", [] or {}. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
+function isObject(value: unknown): value is AdminRecord {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -257,3 +257,46 @@ describe('answer records are matched by key, never by position', () => {
     expect(stats.reconcileReads).toBe(2);
   });
 });
+
+describe('fields the server dropped', () => {
+  it('a field sent but missing from the answer record is a warning on the record', async () => {
+    const test = sandbox();
+    // the sandbox drops a "__proto__" key of substitutionMap; this server drops email too
+    const client = aroundWrites(test, async (write, ...args) =>
+      (await write(...args)).map(({ email: _email, ...record }) => record),
+    );
+    const substitutionMap = JSON.parse('{"__proto__": "x", "kept": "y"}') as Record<
+      string,
+      unknown
+    >;
+    const { results } = await runBatch(
+      'users',
+      'create',
+      [
+        { username: 'a', email: 'a@example.com', substitutionMap, firstName: 'A' },
+        // position reads back "", primaryGroup never; unsent strings are left out of answers
+        { username: 'b', position: 'vertical', primaryGroup: 1, lastName: 'B', email: '' },
+      ],
+      { client },
+    );
+    expect(results[0]).toMatchObject({ status: 'succeeded', id: userId('a') });
+    expect(results[0]!.warnings).toEqual([
+      'field "email" sent but not in the answer',
+      'field "substitutionMap.__proto__" sent but not in the answer',
+    ]);
+    expect(results[1]).toMatchObject({ status: 'succeeded', id: userId('b') });
+    expect(results[1]!.warnings).toBeUndefined();
+  });
+
+  it('fields the interface reads back otherwise are no warning: loadingDockType, empty workspaces', async () => {
+    const test = sandbox();
+    const groups = await runBatch('groups', 'create', [
+      { name: 'g', loadingDockType: 10_000, description: 'd' },
+    ]);
+    expect(groups.results[0]!.warnings).toBeUndefined();
+    const groupId = test.store.groupByName('g')?.id;
+    const acls = await runBatch('acls', 'create', [{ groupId, name: 'read', workspaces: [] }]);
+    expect(acls.results[0]).toMatchObject({ status: 'succeeded' });
+    expect(acls.results[0]!.warnings).toBeUndefined();
+  });
+});
