@@ -189,6 +189,13 @@ export const ERROR_CODES = {
     kind: 'ambiguous',
     summary: 'The admin server answered with something that is not the documented JSON shape.',
   },
+  ADMIN_NOT_APPLIED: {
+    httpStatus: 502,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      "The admin server's 2xx answer left the record out, and reading it back did not show it applied; `porter retry` sends it again.",
+  },
   // exports
   PORTER_EXPORT_FAILED: {
     httpStatus: 500,

@@ -4,7 +4,9 @@
  * - transient failure: the same call again, with back-off, honouring Retry-After;
  * - permanent failure of several records: split (at the server's index when it names one,
  *   else in halves) until each bad record fails alone and its batch-mates succeed;
- * - ambiguous failure (sent, no answer): look up what landed, send only what is missing.
+ * - ambiguous failure (sent, no answer): look up what landed, send only what is missing;
+ * - a 2xx answer: each record is matched to its request record by key; one the answer leaves
+ *   out is looked up, and succeeds only when the server is seen to hold it.
  *
  * A row is "uncertain" when a call holding it may have been applied: it got no answer,
  * or an error answer from a server that may apply records before the failing one, or
@@ -14,10 +16,10 @@
 import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
-import { mergeRecord } from '../plan/merge.js';
-import { findFresh, matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
+import { findFresh, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
+import { confirmedResult, matchAnswer, readBackResult, unheldFields } from './answer-check.js';
 import { breakerOutcome } from './circuit-breaker.js';
 import { retryDelayMs, sleep, type RetryPolicy } from './retry-policy.js';
 
@@ -92,19 +94,6 @@ export async function executeOps(
   };
 }
 
-/** Fields the interface accepts but never reads back as written. */
-const UNREADABLE_FIELDS: ReadonlySet<string> = new Set(['primaryGroup', 'position']);
-
-/** Whether a record found on the server has every field of the payload, as far as it can tell. */
-function holdsPayload(
-  resource: ResourceName,
-  found: Record<string, unknown>,
-  payload: Record<string, unknown>,
-): boolean {
-  const { changed } = mergeRecord(resource, found, payload);
-  return changed.every((field) => UNREADABLE_FIELDS.has(field));
-}
-
 /** Refusals that are usually about the caller or the route, not about one record. */
 const CALL_LEVEL_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
 
@@ -162,7 +151,7 @@ class BatchRun {
     this.answeredCalls++;
     this.acceptedCalls++;
     await this.context.onCallOutcome?.(false, startedAt);
-    this.acceptAnswer(pending, answer);
+    await this.acceptAnswer(pending, answer);
   }
 
   private async handleFailure(ops: PlannedOp[], attempt: number, error: unknown): Promise<void> {
@@ -304,7 +293,10 @@ class BatchRun {
       // lock and ran on). Without such an uncertain call, it counts as this import's own only
       // when it holds exactly what this import would have written.
       const found = await this.find(op);
-      if (found && (wasUncertain || holdsPayload(this.context.resource, found, op.payload))) {
+      if (
+        found &&
+        (wasUncertain || unheldFields(this.context.resource, found, op.payload).length === 0)
+      ) {
         this.finish(op, {
           status: 'succeeded',
           id: found[RESOURCES[this.context.resource].idField] as string | number,
@@ -371,21 +363,22 @@ class BatchRun {
     return findFresh(resource, op.payload, lookup);
   }
 
-  private acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): void {
+  /**
+   * A 2xx answer confirms the ops whose records it holds, matched by key. An op it leaves out
+   * (a server that answers with only what it applied) is read back: what the server holds decides.
+   */
+  private async acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): Promise<void> {
     const { resource } = this.context;
-    const idField = RESOURCES[resource].idField;
-    const byKey = new Map<string, Record<string, unknown>>();
-    for (const record of answer) byKey.set(matchKey(resource, record), record);
-    ops.forEach((op, position) => {
-      const atPosition = answer[position];
-      const wanted = matchKey(resource, op.payload);
-      const record =
-        atPosition && (op.action === 'delete' || matchKey(resource, atPosition) === wanted)
-          ? atPosition
-          : byKey.get(wanted);
-      const id = (record?.[idField] as string | number | undefined) ?? op.existingId;
-      this.finish(op, { status: 'succeeded', id, changed: op.changed, changes: op.changes });
-    });
+    const matches = matchAnswer(resource, ops, answer);
+    for (const op of ops) {
+      const record = matches.get(op);
+      this.finish(
+        op,
+        record
+          ? confirmedResult(resource, op, record)
+          : readBackResult(resource, op, await this.find(op)),
+      );
+    }
   }
 
   private finish(

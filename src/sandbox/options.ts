@@ -2,6 +2,10 @@
 import { PorterError } from '../errors/porter-error.js';
 import type { Logger } from '../util/logger.js';
 
+/** What a write does when one of its records fails. */
+export type BatchFailure = 'atomic' | 'partial' | 'omit';
+const BATCH_FAILURES: readonly BatchFailure[] = ['atomic', 'partial', 'omit'];
+
 /** Injected misbehaviour. Every fault is off by default. */
 export interface FaultOptions {
   /** Milliseconds every answer of the admin routes waits before it is sent. @defaultValue 0 */
@@ -18,8 +22,12 @@ export interface FaultOptions {
   rateLimit: number;
   /** Records allowed in one request before 413; 0 = no limit. @defaultValue 0 */
   maxRecords: number;
-  /** atomic: a failing record applies nothing; partial: records before it are applied. @defaultValue 'atomic' */
-  batchFailure: 'atomic' | 'partial';
+  /**
+   * atomic: a failing record applies nothing; partial: records before it are applied, then the
+   * error answer; omit: every other record is applied and the answer is 200 with only those, the
+   * failing ones left out without an error (what some real servers do). @defaultValue 'atomic'
+   */
+  batchFailure: BatchFailure;
 }
 
 /** No faults: the sandbox behaves. */
@@ -88,8 +96,8 @@ const FAULT_RULES: {
   rateLimit: { valid: isWhole, expected: 'a whole number of requests per second (0 = no limit)' },
   maxRecords: { valid: isWhole, expected: 'a whole number of records (0 = no limit)' },
   batchFailure: {
-    valid: (value) => value === 'atomic' || value === 'partial',
-    expected: '"atomic" or "partial"',
+    valid: (value) => BATCH_FAILURES.includes(value as BatchFailure),
+    expected: '"atomic", "partial" or "omit"',
   },
 };
 

@@ -1,10 +1,12 @@
 /**
  * One multi-record write, the same for every resource: read the JSON array from its form
  * field, plan every record against a draft, then apply. Atomic by default: when one
- * record fails nothing is applied; in partial mode the records before it are.
+ * record fails nothing is applied; in partial mode the records before it are; in omit mode
+ * every other record is, and the failing ones are left out of a 200 answer without an error.
  */
 import type { z } from 'zod';
 import { badRequest, SandboxError } from './errors.js';
+import type { BatchFailure } from './options.js';
 import type { WriteMethod } from './stats.js';
 
 /** What a resource knows about checking and applying its records. */
@@ -18,18 +20,21 @@ export interface WritePlanner<Op> {
 export interface WriteOutcome {
   /** Answer records of the applied operations, in request order. */
   answer: unknown[];
-  /** Number of records applied (all of them, or a prefix in partial mode). */
+  /** Number of records applied (all of them, a prefix in partial mode, the good ones in omit mode). */
   applied: number;
   /** The failing record's error; with it, the answer is an error answer. */
   error?: SandboxError;
 }
 
-/** Plans all records, then applies all of them, or (partial) those before the failing one. */
+/**
+ * Plans all records, then applies all of them, (partial) those before the failing one, or
+ * (omit) all but the failing ones.
+ */
 export function runWrite<Op>(
   records: readonly unknown[],
   method: WriteMethod,
   planner: WritePlanner<Op>,
-  batchFailure: 'atomic' | 'partial',
+  batchFailure: BatchFailure,
 ): WriteOutcome {
   const ops: Op[] = [];
   let error: SandboxError | undefined;
@@ -38,6 +43,8 @@ export function runWrite<Op>(
       ops.push(planner.plan(records[index], method));
     } catch (failure) {
       if (!(failure instanceof SandboxError)) throw failure;
+      // a planner checks a record before it changes the draft, so a skipped one leaves it as it was
+      if (batchFailure === 'omit') continue;
       error = failure.atIndex(index);
       break;
     }

@@ -132,3 +132,27 @@ describe('a partial-batch server', () => {
     expect(pipeline.sandbox.store.users()).toHaveLength(294);
   });
 });
+
+describe('a server that answers 200 with only the records it applied (--batch-failure omit)', () => {
+  it('records left out of the answer are failed ADMIN_NOT_APPLIED, never reported succeeded', async () => {
+    pipeline = await startPipeline({ sandbox: { faults: { batchFailure: 'omit' } } });
+    const rows = Array.from({ length: 300 }, (_, index) => [
+      `omit.${index + 1}`,
+      index % 50 === 49 ? '987654' : '',
+    ]);
+    const { info, results } = await pipeline.run(csv(['username', 'groups'], rows), {
+      resource: 'users',
+      mode: 'create',
+    });
+    expect(info.state).toBe('completed_with_errors');
+    expect(info.counts).toEqual({ succeeded: 294, failed: 6, skipped: 0, unprocessed: 0 });
+    const failed = results.filter((result) => result.status === 'failed');
+    expect(failed.map((result) => result.row)).toEqual([50, 100, 150, 200, 250, 300]);
+    for (const result of failed) expect(result.errorCode).toBe('ADMIN_NOT_APPLIED');
+    const store = pipeline.sandbox.store;
+    expect(store.users()).toHaveLength(294);
+    for (const result of results.filter((each) => each.status === 'succeeded')) {
+      expect(result.id).toBe(store.userByName(String(result.key))?.userId);
+    }
+  });
+});

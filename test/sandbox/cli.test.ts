@@ -161,6 +161,18 @@ describe('porter sandbox', () => {
     });
   });
 
+  it.concurrent('--batch-failure omit: 200 with only the records applied', async () => {
+    await servingWith(['--batch-failure', 'omit'], async (client) => {
+      const answer = await client.postUsers([
+        { username: 'kept' },
+        { username: 'kept' },
+        { username: 'other' },
+      ]);
+      expect(answer.map((user) => user.username)).toEqual(['kept', 'other']);
+      expect((await client.listUsers()).map((user) => user.username)).toEqual(['kept', 'other']);
+    });
+  });
+
   it.concurrent(
     '--drop-rate 1: an applied request gets no answer; a refused one is answered',
     async () => {

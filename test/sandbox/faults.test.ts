@@ -113,6 +113,28 @@ describe('faults', () => {
     }
   });
 
+  it('--batch-failure omit: 200 with only the applied records; the failing ones are left out, unapplied', async () => {
+    await withSandbox({ faults: { batchFailure: 'omit' } }, async ({ client, store }) => {
+      await client.postUsers([{ username: 'taken' }]);
+      const answer = await client.postUsers([
+        { username: 'a' },
+        { username: 'taken' },
+        { username: 'b', groups: [987_654] },
+        { username: 'c' },
+      ]);
+      expect(answer.map((user) => user.username)).toEqual(['a', 'c']);
+      expect(store.users().map((user) => user.username)).toEqual(['taken', 'a', 'c']);
+      // a skipped record leaves the draft as it was: a later record may take its name
+      const again = await client.putUsers([{ username: 'd', type: 'Nobody' }, { username: 'd' }]);
+      expect(again).toMatchObject([{ username: 'd' }]);
+      // deletes too: the missing one is left out, the others are gone
+      const deleted = await client.deleteUsers([{ username: 'nobody' }, { username: 'a' }]);
+      expect(deleted.map((user) => user.username)).toEqual(['a']);
+      expect(store.userByName('a')).toBeUndefined();
+      expect(store.stats.refusals).toEqual({});
+    });
+  });
+
   it('--batch-failure atomic (the default): nothing of a failing request is applied', async () => {
     await withSandbox({}, async ({ client, store, sandbox }) => {
       expect(sandbox.faults().batchFailure).toBe('atomic');

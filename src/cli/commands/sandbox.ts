@@ -99,8 +99,11 @@ export function registerSandboxCommand(program: Command): void {
       fault('maxRecords', number),
     )
     .addOption(
-      new Option('--batch-failure <mode>', 'when one record fails: apply none, or those before it')
-        .choices(['atomic', 'partial'])
+      new Option(
+        '--batch-failure <mode>',
+        'when one record fails: apply none, those before it, or all others and answer 200 without it',
+      )
+        .choices(['atomic', 'partial', 'omit'])
         .default('atomic'),
     )
     .action(async (flags: SandboxFlags) => {
