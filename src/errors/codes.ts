@@ -117,7 +117,7 @@ export const ERROR_CODES = {
     exitCode: 2,
     kind: 'permanent',
     summary:
-      'The record would create an administrator or change a user type; pass --allow-admin to permit it.',
+      'The record would create or set a user type other than "General User", change a user type, or delete a user who is not a "General User"; pass --allow-admin to permit it.',
   },
   NOT_FOUND: {
     httpStatus: 404,

@@ -67,7 +67,10 @@ export function registerImportCommand(program: Command): void {
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
     .option('--list-separator <char>', 'separator of lists inside one cell', '|')
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
-    .option('--allow-admin', 'allow creating administrators and changing user types')
+    .option(
+      '--allow-admin',
+      'allow user types other than "General User", changing user types, and deleting such users',
+    )
     .option(
       '--max-failures <n>',
       'stop once this many records failed (a number, or a percentage like 5%)',
