@@ -110,7 +110,14 @@ export const ERROR_CODES = {
     httpStatus: 422,
     exitCode: 2,
     kind: 'permanent',
-    summary: 'A group named in the record does not exist on the admin server.',
+    summary: 'A group or user named in the record does not exist on the admin server.',
+  },
+  PORTER_GROUP_AMBIGUOUS: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'A number in groups, users or groupId is the name of one record and the id of another; write #ID for an id or name:NAME for a name.',
   },
   PORTER_ADMIN_GUARD: {
     httpStatus: 403,
