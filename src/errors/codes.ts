@@ -59,7 +59,8 @@ export const ERROR_CODES = {
     httpStatus: 404,
     exitCode: 66,
     kind: 'permanent',
-    summary: 'No import, export or schedule with that id or name (results may have expired).',
+    summary:
+      'No import, export or schedule with that id or name (results may have expired), or no readable file or directory at a path given to the command.',
   },
   PORTER_CONFLICT: {
     httpStatus: 409,
