@@ -60,6 +60,14 @@ describe('refused before anything is stored', () => {
     }
   });
 
+  it('an option the import would refuse is refused before Redis is asked', async () => {
+    const result = await runPorter(importArgs('--delimiter', 'x'), {
+      ...pipeline.childEnv(),
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
+    await expectRefused(result, 64, 'PORTER_USAGE', /Unsupported delimiter "x"/);
+  });
+
   it('--map missing (66), a directory (64), not JSON (65)', async () => {
     await expectRefused(
       await porter(importArgs('--map', join(dir, 'no-such-map.json'))),

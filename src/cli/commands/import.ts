@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
 import { isPorterError, PorterError } from '../../errors/porter-error.js';
-import { loadMapping, type Mapping } from '../../ingest/index.js';
+import { checkIngestOptions, loadMapping, type Mapping } from '../../ingest/index.js';
 import { IMPORT_MODES, type ImportInfo, type ImportMode } from '../../model/import.js';
 import { failureLimitText, oneOf, positiveInteger } from '../options.js';
 import { checkInputFile, checkOutputFile, openOutputFile, readJsonFile } from '../paths.js';
@@ -94,7 +94,7 @@ export function registerImportCommand(program: Command): void {
     .action(async (file: string, options: ImportCommandOptions) => {
       const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
       // every option and path is checked before an import is stored
-      const mapping = await checkImportArguments(file, options);
+      const mapping = await checkImportArguments(file, delimiter, options);
       const source = file === '-' ? process.stdin : createReadStream(file);
       await withContext(async (context) => {
         let exists = false;
@@ -150,6 +150,7 @@ export function registerImportCommand(program: Command): void {
 /** Checks the paths and the options that need more than a parser; returns the mapping read. */
 async function checkImportArguments(
   file: string,
+  delimiter: string | undefined,
   options: ImportCommandOptions,
 ): Promise<Mapping | undefined> {
   if (options.report && !options.wait) {
@@ -165,6 +166,14 @@ async function checkImportArguments(
   const mapping = options.map
     ? loadMapping(await readJsonFile(options.map, '--map'), options.resource)
     : undefined;
+  // what the import would refuse (a bad delimiter, deleting ACLs), refused before Redis is asked
+  checkIngestOptions({
+    resource: options.resource,
+    mode: options.mode,
+    delimiter,
+    listSeparator: options.listSeparator,
+    mapping,
+  });
   if (options.report) {
     await checkOutputFile(options.report, '--report', {
       force: options.force === true,
