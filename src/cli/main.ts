@@ -1,8 +1,14 @@
 /** The `porter` command: a thin adapter that parses arguments and calls the core. */
 import { Command, CommanderError } from 'commander';
+import { ERROR_CODES } from '../errors/codes.js';
 import { isPorterError } from '../errors/porter-error.js';
 import { registerCommands } from './commands/index.js';
 import { PORTER_VERSION } from '../version.js';
+
+/** One line on standard error: what went wrong and its code, never a stack trace. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
 
 const program = new Command()
   .name('porter')
@@ -11,7 +17,11 @@ const program = new Command()
       'Every command targets the sandbox on http://127.0.0.1:8080 unless ADMIN_BASE_URL is set.',
   )
   .version(PORTER_VERSION)
-  .showHelpAfterError()
+  .configureOutput({
+    // a wrong argument is one line with its code, like every other error
+    outputError: (text, write) =>
+      write(`porter: ${oneLine(text.replace(/^error: /, ''))} (see --help) [PORTER_USAGE]\n`),
+  })
   .exitOverride();
 
 registerCommands(program);
@@ -20,14 +30,17 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode === 0 ? 0 : 64;
+    process.exitCode = error.exitCode === 0 ? 0 : ERROR_CODES.PORTER_USAGE.exitCode;
   } else if (isPorterError(error)) {
-    console.error(`porter: ${error.message} [${error.code}]`);
+    console.error(`porter: ${oneLine(error.message)} [${error.code}]`);
     process.exitCode = error.exitCode;
   } else {
-    console.error(
-      `porter: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-    process.exitCode = 1;
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`porter: ${oneLine(message)} [PORTER_INTERNAL]`);
+    // the stack is for whoever debugs porter, on request
+    if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') && error instanceof Error) {
+      console.error(error.stack);
+    }
+    process.exitCode = ERROR_CODES.PORTER_INTERNAL.exitCode;
   }
 }

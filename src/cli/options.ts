@@ -1,5 +1,6 @@
 /** Parsers for command-line option values; a bad value stops the command naming the option. */
 import { InvalidArgumentError } from 'commander';
+import { failureLimit } from '../execute/failure-limit.js';
 
 export function positiveInteger(name: string): (value: string) => number {
   return (value) => {
@@ -25,4 +26,21 @@ export function listOf<T extends string>(
   allowed: readonly T[],
 ): (value: string) => T[] {
   return (value) => value.split(',').map((item) => oneOf(name, allowed)(item.trim()));
+}
+
+/** --max-failures: a whole number or a percentage ("5%"), read the way the import reads it. */
+export function failureLimitText(name: string): (value: string) => string {
+  return (value) => {
+    const text = value.trim();
+    let valid = text !== '';
+    try {
+      failureLimit(text, 0);
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      throw new InvalidArgumentError(`${name} must be a number of records or a percentage like 5%`);
+    }
+    return text;
+  };
 }

@@ -59,7 +59,8 @@ export const ERROR_CODES = {
     httpStatus: 404,
     exitCode: 66,
     kind: 'permanent',
-    summary: 'No import, export or schedule with that id or name (results may have expired).',
+    summary:
+      'No import, export or schedule with that id or name (results may have expired), or no readable file or directory at a path given to the command.',
   },
   PORTER_CONFLICT: {
     httpStatus: 409,
@@ -110,14 +111,21 @@ export const ERROR_CODES = {
     httpStatus: 422,
     exitCode: 2,
     kind: 'permanent',
-    summary: 'A group named in the record does not exist on the admin server.',
+    summary: 'A group or user named in the record does not exist on the admin server.',
+  },
+  PORTER_GROUP_AMBIGUOUS: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'A number in groups, users or groupId is the name of one record and the id of another; write #ID for an id or name:NAME for a name.',
   },
   PORTER_ADMIN_GUARD: {
     httpStatus: 403,
     exitCode: 2,
     kind: 'permanent',
     summary:
-      'The record would create an administrator or change a user type; pass --allow-admin to permit it.',
+      'The record would create or set a user type other than "General User", change a user type, or delete a user who is not a "General User"; pass --allow-admin to permit it.',
   },
   NOT_FOUND: {
     httpStatus: 404,

@@ -9,7 +9,8 @@ import type { PorterContext } from '../app/context.js';
 import { PorterError } from '../errors/porter-error.js';
 import { PORTER_VERSION } from '../version.js';
 import { checkBearer } from './auth.js';
-import { errorHandler } from './error-handler.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { redactingLogOptions } from './log-redaction.js';
 import { exportRoutes } from './routes/exports.js';
 import { importRoutes } from './routes/imports.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -20,7 +21,10 @@ export interface ApiOptions {
   token: string;
   /** Largest upload accepted, in bytes. @defaultValue PORTER_MAX_UPLOAD_BYTES */
   maxUploadBytes?: number;
+  /** Log requests (pino, JSON lines). @defaultValue false */
   logger?: boolean;
+  /** Where the log goes when logging. @defaultValue standard output */
+  logStream?: NodeJS.WritableStream;
 }
 
 export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance> {
@@ -33,11 +37,18 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   const maxUploadBytes = options.maxUploadBytes ?? options.context.env.PORTER_MAX_UPLOAD_BYTES;
   const app = Fastify({
     logger: options.logger
-      ? { level: options.context.env.LOG_LEVEL, redact: ['req.headers.authorization'] }
+      ? {
+          level: options.context.env.LOG_LEVEL,
+          redact: ['req.headers.authorization'],
+          // no query value but the known options is ever logged: `?token=…` stays out
+          ...redactingLogOptions(),
+          ...(options.logStream ? { stream: options.logStream } : {}),
+        }
       : false,
     bodyLimit: 1024 * 1024,
   });
   app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
   // once stopping, answers to the requests still in progress close their connection, so the
   // server can finish closing instead of waiting for clients' keep-alive connections
   let closing = false;

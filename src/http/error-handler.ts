@@ -2,6 +2,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isPorterError, PorterError } from '../errors/porter-error.js';
 
+/** @fastify/multipart's limits that are a wrong request, not a large one. */
+const MULTIPART_LIMITS = new Set(['FST_FILES_LIMIT', 'FST_PARTS_LIMIT', 'FST_FIELDS_LIMIT']);
+
+/** Any error as the PorterError the API answers with: its code, its message, never a stack. */
 export function toPorterError(error: unknown): PorterError {
   if (isPorterError(error)) return error;
   const fastifyError = error as Partial<FastifyError> & { cause?: unknown };
@@ -15,6 +19,14 @@ export function toPorterError(error: unknown): PorterError {
       `${fastifyError.message ?? 'unsupported media type'}; send multipart/form-data, text/csv, application/json or application/x-ndjson`,
     );
   }
+  if (MULTIPART_LIMITS.has(fastifyError.code ?? '')) {
+    return new PorterError(
+      'PORTER_USAGE',
+      fastifyError.code === 'FST_FILES_LIMIT'
+        ? 'send one file per upload'
+        : `too many parts in the multipart upload (${fastifyError.message ?? 'limit reached'})`,
+    );
+  }
   if (fastifyError.validation || (fastifyError.statusCode && fastifyError.statusCode < 500)) {
     return new PorterError('PORTER_USAGE', fastifyError.message ?? 'bad request');
   }
@@ -25,4 +37,11 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   const porterError = toPorterError(error);
   if (porterError.code === 'PORTER_INTERNAL') request.log.error({ err: error }, 'request failed');
   void reply.status(porterError.httpStatus).send({ error: porterError.toJSON() });
+}
+
+/** An unknown route: the answer names the path, never the query (it may carry a secret). */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.split('?')[0] ?? '';
+  const error = new PorterError('PORTER_NOT_FOUND', `no route ${request.method} ${path}`);
+  void reply.status(error.httpStatus).send({ error: error.toJSON() });
 }

@@ -17,6 +17,7 @@ export const importFieldsSchema = z.object({
   delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
   emptyAsClear: flag.default(false),
   allowAdmin: flag.default(false),
+  allowLookalike: flag.default(false),
   maxFailures: z
     .string()
     .regex(/^\d+%?$/, 'a number, or a percentage like 5%')
@@ -64,6 +65,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       delimiter: value.delimiter === 'tab' ? '\t' : value.delimiter,
       emptyAsClear: value.emptyAsClear,
       allowAdmin: value.allowAdmin,
+      allowLookalike: value.allowLookalike,
       maxFailures: value.maxFailures,
       lookup: value.lookup,
       dryRun: value.dryRun,

@@ -108,6 +108,11 @@ export interface ImportOptions {
   delimiter?: string;
   emptyAsClear: boolean;
   allowAdmin: boolean;
+  /**
+   * Accept a key that looks like another key (case, width, confusable letters) instead of
+   * refusing it with PORTER_KEY_LOOKALIKE. @defaultValue false
+   */
+  allowLookalike?: boolean;
   /** Stop the import once this many records failed (a number, or a percentage like "5%"). */
   maxFailures?: string;
   /** How records are looked up: a bulk snapshot, one read each, or `auto` (the default). */

@@ -1,31 +1,38 @@
 /**
- * The privilege guard: an import never creates an administrator, changes a user's type,
- * or removes an administrator unless it was started with allowAdmin.
+ * The privilege guard: without allowAdmin an import only ever creates or sets the ordinary
+ * user type, never changes a user's type, and never removes a user who is not ordinary.
+ * It is an allowlist: the product's full list of types is unknown, and a list of forbidden
+ * spellings misses look-alikes ("Admіnistrator" with a Cyrillic і) and other names
+ * ("Superuser"), so every type but "General User" counts as privileged.
  */
-import { ADMIN_USER_TYPES } from '../admin/schemas.js';
 
 export interface GuardVerdict {
   allowed: boolean;
   reason?: string;
 }
 
+/** The one user type an import may give without allowAdmin (the product's default). */
+export const ORDINARY_USER_TYPE = 'General User';
+
 const ALLOWED: GuardVerdict = { allowed: true };
 
-const ADMIN_TYPE_KEYS = new Set(ADMIN_USER_TYPES.map(typeKey));
-
-/** A type compared the way a lenient server might: Unicode-normalized, trimmed, spaces folded, any case. */
-function typeKey(type: string): string {
+/** A type compared the way a lenient server might: NFKC, trimmed, spaces collapsed, any case. */
+export function typeKey(type: string): string {
   return type.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
-/**
- * Whether a user type grants administration: a known administrator type however it is
- * spelled, or any type that names "admin" (the product's full list of types is unknown).
- */
-export function isAdminType(type: string): boolean {
-  const key = typeKey(type);
-  return ADMIN_TYPE_KEYS.has(key) || key.includes('admin');
+const ORDINARY_KEY = typeKey(ORDINARY_USER_TYPE);
+
+/** Whether a type is "General User" however it is cased or spaced; anything else may grant privileges. */
+export function isOrdinaryType(type: unknown): boolean {
+  return typeof type === 'string' && typeKey(type) === ORDINARY_KEY;
 }
+
+function describeType(type: unknown): string {
+  return typeof type === 'string' ? JSON.stringify(type) : 'unknown type';
+}
+
+const HOW = 'start the import with --allow-admin to permit it';
 
 /** Checks one user operation; `current` is the user as it is now (absent for a create). */
 export function guardUserChange(
@@ -35,30 +42,28 @@ export function guardUserChange(
   allowAdmin: boolean,
 ): GuardVerdict {
   if (allowAdmin) return ALLOWED;
-  const wanted = typeof upload.type === 'string' ? upload.type : undefined;
+  const wanted = upload.type;
   if (action === 'create') {
-    if (wanted !== undefined && isAdminType(wanted)) {
-      return {
-        allowed: false,
-        reason: `would create a "${wanted}"; start the import with --allow-admin to permit it`,
-      };
-    }
-    return ALLOWED;
+    // no type: the server gives the ordinary default
+    if (wanted === undefined || isOrdinaryType(wanted)) return ALLOWED;
+    return {
+      allowed: false,
+      reason: `would create a user of type ${describeType(wanted)}; only "${ORDINARY_USER_TYPE}" is allowed, ${HOW}`,
+    };
   }
-  const existing = typeof current?.type === 'string' ? current.type : undefined;
+  const existing = current?.type;
   if (action === 'delete') {
-    if (existing !== undefined && isAdminType(existing)) {
-      return {
-        allowed: false,
-        reason: `would remove a "${existing}"; start the import with --allow-admin to permit it`,
-      };
-    }
-    return ALLOWED;
+    if (isOrdinaryType(existing)) return ALLOWED;
+    return {
+      allowed: false,
+      reason: `would remove a user of type ${describeType(existing)}; only "${ORDINARY_USER_TYPE}" users may be removed, ${HOW}`,
+    };
   }
+  // an update may restate the current type exactly; any other type is a change of type
   if (wanted !== undefined && wanted !== existing) {
     return {
       allowed: false,
-      reason: `would change the user type from "${existing ?? 'none'}" to "${wanted}"; start the import with --allow-admin to permit it`,
+      reason: `would change the user type from ${describeType(existing ?? 'none')} to ${describeType(wanted)}; ${HOW}`,
     };
   }
   return ALLOWED;

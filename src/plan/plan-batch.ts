@@ -100,7 +100,7 @@ export async function planBatch(
             line: staged.line,
             key: naturalKey(context.resource, staged.record),
             status: 'failed',
-            errorCode: 'PORTER_GROUP_UNRESOLVED',
+            errorCode: error.code,
             field: error.field,
             error: `field "${error.field}": ${error.message}`,
             attempts: 0,

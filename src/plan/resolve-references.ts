@@ -1,19 +1,58 @@
 /**
- * Turns names in reference fields into ids: a user's `groups` (group names), a group's
- * `users` (usernames) and an ACL's `groupId` (a group name). Ids pass through untouched.
+ * Turns references into ids: a user's `groups` (groups), a group's `users` (users) and an ACL's
+ * `groupId` (a group). How a reference is read is decided in reference-rule.ts.
  */
 import type { ResourceName } from '../admin/resources.js';
+import type { ErrorCode } from '../errors/codes.js';
 import type { DirectoryView } from './directory-view.js';
+import {
+  decideReference,
+  referenceLookups,
+  type FoundRecord,
+  type ReferenceKind,
+} from './reference-rule.js';
 
+/** A reference that names no record, or names two. */
 export class UnresolvedReferenceError extends Error {
   constructor(
     readonly field: string,
     readonly value: string,
     message: string,
+    readonly code: Extract<
+      ErrorCode,
+      'PORTER_GROUP_UNRESOLVED' | 'PORTER_GROUP_AMBIGUOUS'
+    > = 'PORTER_GROUP_UNRESOLVED',
   ) {
     super(message);
     this.name = 'UnresolvedReferenceError';
   }
+}
+
+/** Finds one kind of record by name and by id. */
+interface Finder {
+  kind: ReferenceKind;
+  byName(name: string): Promise<FoundRecord | undefined>;
+  byId(id: number): Promise<FoundRecord | undefined>;
+}
+
+function groupFinder(lookup: DirectoryView): Finder {
+  const found = (group: { id?: number; name?: string } | undefined): FoundRecord | undefined =>
+    group?.id === undefined ? undefined : { id: group.id, name: group.name ?? '' };
+  return {
+    kind: 'group',
+    byName: async (name) => found(await lookup.group(name)),
+    byId: async (id) => found(await lookup.groupById(id)),
+  };
+}
+
+function userFinder(lookup: DirectoryView): Finder {
+  const found = (user: { userId?: number; username?: string } | undefined) =>
+    user?.userId === undefined ? undefined : { id: user.userId, name: user.username ?? '' };
+  return {
+    kind: 'user',
+    byName: async (name) => found(await lookup.user(name)),
+    byId: async (id) => found(await lookup.userById(id)),
+  };
 }
 
 /** Returns a copy of the record with every reference an id, or throws UnresolvedReferenceError. */
@@ -24,49 +63,45 @@ export async function resolveReferences(
 ): Promise<Record<string, unknown>> {
   const resolved = { ...record };
   if (resource === 'users' && Array.isArray(record.groups)) {
-    resolved.groups = await resolveList('groups', record.groups, async (name) => {
-      const group = await lookup.group(name);
-      return group?.id;
-    });
+    resolved.groups = await resolveList('groups', record.groups, groupFinder(lookup));
   }
   if (resource === 'groups' && Array.isArray(record.users)) {
-    resolved.users = await resolveList('users', record.users, async (name) => {
-      const user = await lookup.user(name);
-      return user?.userId;
-    });
+    resolved.users = await resolveList('users', record.users, userFinder(lookup));
   }
-  if (resource === 'acls' && typeof record.groupId === 'string') {
-    const group = await lookup.group(record.groupId);
-    if (group?.id === undefined) {
-      throw new UnresolvedReferenceError(
-        'groupId',
-        record.groupId,
-        `group "${record.groupId}" does not exist`,
-      );
-    }
-    resolved.groupId = group.id;
+  if (resource === 'acls' && isReference(record.groupId)) {
+    resolved.groupId = await resolveOne('groupId', record.groupId, groupFinder(lookup));
   }
   return resolved;
 }
 
-async function resolveList(
+function isReference(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number';
+}
+
+async function resolveOne(
   field: string,
-  items: unknown[],
-  find: (name: string) => Promise<number | undefined>,
-): Promise<number[]> {
+  reference: string | number,
+  find: Finder,
+): Promise<number> {
+  const wanted = referenceLookups(reference);
+  const byName = wanted.name === undefined ? undefined : await find.byName(wanted.name);
+  // a bare number is read by id only when a record has it as its name: then it may be both
+  const byId =
+    byName !== undefined && wanted.id !== undefined ? await find.byId(wanted.id) : undefined;
+  const decision = decideReference(find.kind, reference, byName, byId);
+  if (decision.kind === 'resolved') return decision.id;
+  throw new UnresolvedReferenceError(
+    field,
+    String(reference),
+    decision.message,
+    decision.kind === 'ambiguous' ? 'PORTER_GROUP_AMBIGUOUS' : 'PORTER_GROUP_UNRESOLVED',
+  );
+}
+
+async function resolveList(field: string, items: unknown[], find: Finder): Promise<number[]> {
   const ids: number[] = [];
   for (const item of items) {
-    if (typeof item === 'number') {
-      ids.push(item);
-      continue;
-    }
-    const name = String(item);
-    const id = await find(name);
-    if (id === undefined) {
-      const what = field === 'groups' ? 'group' : 'user';
-      throw new UnresolvedReferenceError(field, name, `${what} "${name}" does not exist`);
-    }
-    ids.push(id);
+    ids.push(await resolveOne(field, isReference(item) ? item : String(item), find));
   }
   return [...new Set(ids)];
 }

@@ -20,6 +20,12 @@ export interface SnapshotLookupOptions {
   server: DirectoryView;
 }
 
+/** Adds a reference as the name it may be (a bare number may be a name too). */
+function addName(names: Set<string>, item: unknown): void {
+  if (typeof item === 'string') names.add(item.replace(/^name:/, ''));
+  else if (typeof item === 'number') names.add(String(item));
+}
+
 /** A hash field's value as read ahead: null is "read, absent"; no entry is "not read". */
 type ReadAhead = Map<string, string | null>;
 
@@ -43,17 +49,14 @@ export class SnapshotLookup implements DirectoryView {
     for (const record of records) {
       if (resource === 'users') {
         if (typeof record.username === 'string') recordFields.add(record.username);
-        if (Array.isArray(record.groups)) {
-          for (const item of record.groups) if (typeof item === 'string') groupNames.add(item);
-        }
+        if (Array.isArray(record.groups))
+          for (const item of record.groups) addName(groupNames, item);
       } else if (resource === 'groups') {
         if (typeof record.name === 'string') recordFields.add(record.name);
-        if (Array.isArray(record.users)) {
-          for (const item of record.users) if (typeof item === 'string') userNames.add(item);
-        }
+        if (Array.isArray(record.users)) for (const item of record.users) addName(userNames, item);
       } else {
         if (typeof record.id === 'string') recordFields.add(aclIdField(record.id));
-        if (typeof record.groupId === 'string') groupNames.add(record.groupId);
+        addName(groupNames, record.groupId);
       }
     }
     const { redis, keys } = this.options;
@@ -81,7 +84,7 @@ export class SnapshotLookup implements DirectoryView {
   async user(username: string): Promise<UserRecord | undefined> {
     if (this.options.resource === 'users') return this.record(username);
     const id = await this.read(this.userIds, this.options.keys.userIds, username);
-    if (id === null) return this.options.server.user(username);
+    if (id === null) return this.lateReference(username, () => this.options.server.user(username));
     return { userId: Number(id), username };
   }
 
@@ -94,7 +97,7 @@ export class SnapshotLookup implements DirectoryView {
   async group(name: string): Promise<GroupRecord | undefined> {
     if (this.options.resource === 'groups') return this.record(name);
     const id = await this.read(this.groupIds, this.options.keys.groupIds, name);
-    if (id === null) return this.options.server.group(name);
+    if (id === null) return this.lateReference(name, () => this.options.server.group(name));
     return { id: Number(id), name };
   }
 
@@ -115,6 +118,18 @@ export class SnapshotLookup implements DirectoryView {
       aclNameField(groupId, name),
     );
     return id === null ? undefined : this.aclById(id);
+  }
+
+  /**
+   * A name the snapshot does not hold may belong to a record created since: the server is asked.
+   * A number is not: it is tried as a name only to tell it from an id (see reference-rule.ts),
+   * and asking the server for every id would cost a read per reference.
+   */
+  private lateReference<T>(
+    name: string,
+    ask: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    return /^\d+$/.test(name) ? Promise.resolve(undefined) : ask();
   }
 
   private async record<T>(field: string): Promise<T | undefined> {

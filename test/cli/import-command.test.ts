@@ -100,8 +100,8 @@ describe('porter import', () => {
       '--mode',
       'create',
     ]);
-    expect(missing.code).toBe(64);
-    expect(missing.stderr).toMatch(/cannot read .*nope\.csv: ENOENT/);
+    expect(missing.code).toBe(66);
+    expect(missing.stderr).toMatch(/nope\.csv: cannot read it \(ENOENT\) \[PORTER_NOT_FOUND\]/);
   });
 
   it('a bad option value stops with a message naming it', async () => {

@@ -95,6 +95,25 @@ describe('privilege guard', () => {
       ['new.general', 'succeeded', undefined],
     ]);
     expect(await client.listUsers({ username: 'new.admin' })).toEqual([]);
+    // an allowlist: a look-alike or an unknown type is refused before it is sent
+    const odd = await pipeline.run(
+      csv(
+        ['username', 'type'],
+        [
+          ['new.lookalike', 'Global Admіnistrator'], // Cyrillic і
+          ['new.superuser', 'Superuser'],
+          ['new.spaced', ' general  USER '],
+        ],
+      ),
+      { resource: 'users', mode: 'create' },
+    );
+    expect(odd.results.map((r) => [r.key, r.status, r.errorCode, r.attempts])).toEqual([
+      ['new.lookalike', 'failed', 'PORTER_ADMIN_GUARD', 0],
+      ['new.superuser', 'failed', 'PORTER_ADMIN_GUARD', 0],
+      // passes the guard; the sandbox then refuses the spelling it does not know
+      ['new.spaced', 'failed', 'ADMIN_HTTP_ERROR', 1],
+    ]);
+    expect(odd.results[1]!.error).toMatch(/only "General User"/);
     expect((await client.listUsers({ username: 'plain.user' }))[0]?.type).toBe('General User');
 
     const allowed = await pipeline.run(text, {

@@ -8,6 +8,7 @@ import {
 } from '../../export/export-types.js';
 import { followExport, summarizeExport } from '../export-progress.js';
 import { oneOf } from '../options.js';
+import { checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
 
 interface ExportCommandOptions {
@@ -38,6 +39,7 @@ export function registerExportCommand(program: Command): void {
     .option('--out <dir>', 'directory the run directory is made in (default PORTER_EXPORT_DIR)')
     .option('--wait', 'show progress until the export ends, then say where the files are')
     .action(async (options: ExportCommandOptions) => {
+      if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
       await withContext(async (context) => {
         const info = await startExport(context, {
           resource: options.resource,

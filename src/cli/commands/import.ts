@@ -1,12 +1,11 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
 import { isPorterError, PorterError } from '../../errors/porter-error.js';
-import { loadMapping } from '../../ingest/index.js';
+import { checkIngestOptions, loadMapping, type Mapping } from '../../ingest/index.js';
 import {
   IMPORT_MODES,
   LOOKUP_MODES,
@@ -14,7 +13,8 @@ import {
   type ImportMode,
   type LookupMode,
 } from '../../model/import.js';
-import { oneOf, positiveInteger } from '../options.js';
+import { failureLimitText, oneOf, positiveInteger } from '../options.js';
+import { checkInputFile, checkOutputFile, openOutputFile, readJsonFile } from '../paths.js';
 import { describeActions, followImport, summarize } from '../progress.js';
 import { withContext } from '../with-context.js';
 
@@ -27,9 +27,11 @@ interface ImportCommandOptions {
   listSeparator: string;
   emptyAsClear?: boolean;
   allowAdmin?: boolean;
+  allowLookalike?: boolean;
   maxFailures?: string;
   wait?: boolean;
   report?: string;
+  force?: boolean;
   format: ReportFormat;
   lookup?: LookupMode;
   dryRun?: boolean;
@@ -75,10 +77,18 @@ export function registerImportCommand(program: Command): void {
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
     .option('--list-separator <char>', 'separator of lists inside one cell', '|')
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
-    .option('--allow-admin', 'allow creating administrators and changing user types')
+    .option(
+      '--allow-admin',
+      'allow user types other than "General User", changing user types, and deleting such users',
+    )
+    .option(
+      '--allow-lookalike',
+      'allow a key that looks like another key (case, width, confusable letters)',
+    )
     .option(
       '--max-failures <n>',
       'stop once this many records failed (a number, or a percentage like 5%)',
+      failureLimitText('--max-failures'),
     )
     .option(
       '--lookup <how>',
@@ -91,6 +101,7 @@ export function registerImportCommand(program: Command): void {
     )
     .option('--wait', 'follow the import until it ends, then summarize')
     .option('--report <file>', 'with --wait: write the per-record report to this file')
+    .option('--force', 'overwrite the --report file when it exists')
     .option(
       '--format <format>',
       'report format: csv or json',
@@ -99,23 +110,8 @@ export function registerImportCommand(program: Command): void {
     )
     .action(async (file: string, options: ImportCommandOptions) => {
       const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
-      const mapping = options.map
-        ? loadMapping(JSON.parse(await readFile(options.map, 'utf8')) as unknown)
-        : undefined;
-      if (options.report && !options.wait) {
-        throw new PorterError(
-          'PORTER_USAGE',
-          '--report needs --wait (or use: porter report ID --out FILE)',
-        );
-      }
-      if (file !== '-') {
-        await access(file).catch((error: NodeJS.ErrnoException) => {
-          throw new PorterError(
-            'PORTER_USAGE',
-            `cannot read ${file}: ${error.code ?? error.message}`,
-          );
-        });
-      }
+      // every option and path is checked before an import is stored
+      const mapping = await checkImportArguments(file, delimiter, options);
       const source = file === '-' ? process.stdin : createReadStream(file);
       await withContext(async (context) => {
         let exists = false;
@@ -130,6 +126,7 @@ export function registerImportCommand(program: Command): void {
               delimiter,
               emptyAsClear: options.emptyAsClear === true,
               allowAdmin: options.allowAdmin === true,
+              allowLookalike: options.allowLookalike === true,
               maxFailures: options.maxFailures,
               lookup: options.lookup,
               dryRun: options.dryRun === true,
@@ -161,13 +158,48 @@ export function registerImportCommand(program: Command): void {
         const actions = describeActions(final);
         if (actions) console.error(actions);
         if (options.report) {
-          const out = createWriteStream(options.report);
+          const out = await openOutputFile(options.report, '--report', options.force === true);
           await writeReport(context, info.id, out, { format: options.format });
-          out.end();
           await finished(out);
           console.error(`report written to ${options.report}`);
         }
         process.exitCode = importExitCode(final);
       });
     });
+}
+
+/** Checks the paths and the options that need more than a parser; returns the mapping read. */
+async function checkImportArguments(
+  file: string,
+  delimiter: string | undefined,
+  options: ImportCommandOptions,
+): Promise<Mapping | undefined> {
+  if (options.report && !options.wait) {
+    throw new PorterError(
+      'PORTER_USAGE',
+      '--report needs --wait (or use: porter report ID --out FILE)',
+    );
+  }
+  if (options.force && !options.report) {
+    throw new PorterError('PORTER_USAGE', '--force goes with --report FILE');
+  }
+  if (file !== '-') await checkInputFile(file, 'input file');
+  const mapping = options.map
+    ? loadMapping(await readJsonFile(options.map, '--map'), options.resource)
+    : undefined;
+  // what the import would refuse (a bad delimiter, deleting ACLs), refused before Redis is asked
+  checkIngestOptions({
+    resource: options.resource,
+    mode: options.mode,
+    delimiter,
+    listSeparator: options.listSeparator,
+    mapping,
+  });
+  if (options.report) {
+    await checkOutputFile(options.report, '--report', {
+      force: options.force === true,
+      inputs: [file, ...(options.map ? [options.map] : [])],
+    });
+  }
+  return mapping;
 }

@@ -9,6 +9,7 @@ import {
 } from '../../sandbox/options.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { createLogger } from '../../util/logger.js';
+import { checkStateFile } from '../paths.js';
 
 interface SandboxFlags {
   host: string;
@@ -107,6 +108,7 @@ export function registerSandboxCommand(program: Command): void {
         .default('atomic'),
     )
     .action(async (flags: SandboxFlags) => {
+      if (flags.data !== undefined) await checkStateFile(flags.data, '--data');
       await serve(flags);
     });
 }

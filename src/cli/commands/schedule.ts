@@ -8,6 +8,7 @@ import {
 } from '../../export/export-types.js';
 import type { ScheduleInfo } from '../../queue/schedules.js';
 import { oneOf, positiveInteger } from '../options.js';
+import { checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
 
 interface ScheduleAddOptions {
@@ -60,6 +61,7 @@ export function registerScheduleCommands(program: Command): void {
       positiveInteger('--keep'),
     )
     .action(async (name: string, options: ScheduleAddOptions) => {
+      if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
       await withContext(async (context) => {
         const info = await addSchedule(context, {
           name,

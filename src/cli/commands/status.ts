@@ -1,17 +1,19 @@
-import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import {
   cancelImport,
   describeImport,
+  requireImport,
   resumeImport,
   retryImport,
   applyImport,
   writeReport,
   type ReportFormat,
 } from '../../app/imports.js';
+import { PorterError } from '../../errors/porter-error.js';
 import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
+import { checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
@@ -57,19 +59,28 @@ export function registerStatusCommands(program: Command): void {
     )
     .option('--format <format>', 'csv or json', oneOf('--format', ['csv', 'json'] as const), 'csv')
     .option('--out <file>', 'write to this file instead of standard output')
+    .option('--force', 'overwrite the --out file when it exists')
     .action(
       async (
         id: string,
-        options: { status?: ResultStatus[]; format: ReportFormat; out?: string },
+        options: { status?: ResultStatus[]; format: ReportFormat; out?: string; force?: boolean },
       ) => {
+        if (options.force && !options.out) {
+          throw new PorterError('PORTER_USAGE', '--force goes with --out FILE');
+        }
+        const force = options.force === true;
+        if (options.out) await checkOutputFile(options.out, '--out', { force });
         await withContext(async (context) => {
-          const out = options.out ? createWriteStream(options.out) : process.stdout;
+          // the file is made only for an import that exists
+          await requireImport(context, id);
+          const out = options.out
+            ? await openOutputFile(options.out, '--out', force)
+            : process.stdout;
           const count = await writeReport(context, id, out, {
             format: options.format,
             status: options.status,
           });
           if (options.out) {
-            out.end();
             await finished(out);
             console.error(`${count} results written to ${options.out}`);
           }

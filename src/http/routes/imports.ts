@@ -1,7 +1,7 @@
 /** /v1/imports: upload, state, streamed results, cancel. */
-import type {} from '@fastify/multipart';
+import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type {} from '@fastify/swagger';
-import { PassThrough, pipeline, type Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   cancelImport,
@@ -98,7 +98,8 @@ export async function importRoutes(
         summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
         description:
           'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, ' +
-          'emptyAsClear, allowAdmin, maxFailures, format, mapping) placed before the file part; or a raw ' +
+          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping) placed before the ' +
+          'file part (one file part only); or a raw ' +
           'text/csv, application/json or application/x-ndjson body with the options as query parameters.',
         consumes: ['multipart/form-data', ...RAW_TYPES],
         response: { 202: importSchema },
@@ -271,19 +272,55 @@ function rawUpload(request: FastifyRequest, limit: number): Upload {
 }
 
 async function multipartUpload(request: FastifyRequest, limit: number): Promise<Upload> {
-  const part = await request.file({ limits: { fileSize: limit + 1, files: 1 } });
+  const parts = request.parts({ limits: { fileSize: limit + 1, files: 1 } });
+  const iterator = parts[Symbol.asyncIterator]();
+  let part: MultipartFile | undefined;
+  while (!part) {
+    const next = await iterator.next();
+    if (next.done) break;
+    if (next.value.type === 'file') part = next.value;
+  }
   if (!part) throw new PorterError('PORTER_INPUT_EMPTY', 'the multipart upload has no file part');
   const fields: Record<string, unknown> = { ...(request.query as Record<string, unknown>) };
   for (const [name, field] of Object.entries(part.fields)) {
     const value = Array.isArray(field) ? field[0] : field;
     if (value && value.type === 'field') fields[name] = value.value;
   }
+  const file = pipeline(part.file, limitBytes(limit), () => {});
   return {
-    stream: pipeline(part.file, limitBytes(limit), () => {}),
+    stream: Readable.from(oneFileOnly(file, iterator), { objectMode: false }),
     fields,
     fileName: part.filename,
     contentType: part.mimetype,
   };
+}
+
+const ONE_FILE = 'send one file per upload (a second file part came after the first)';
+
+/**
+ * The file's bytes, then the rest of the body: a second file is refused (PORTER_USAGE), so the
+ * import fails with nothing sent rather than quietly taking the first of several files.
+ */
+async function* oneFileOnly(
+  file: Readable,
+  rest: AsyncIterator<Multipart>,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of file) yield chunk as Buffer;
+  for (;;) {
+    let next: IteratorResult<Multipart>;
+    try {
+      next = await rest.next();
+    } catch (error) {
+      // the body broke off, or went past the multipart limits: a second file among them
+      if ((error as { code?: unknown }).code !== 'FST_FILES_LIMIT') throw error;
+      throw new PorterError('PORTER_USAGE', ONE_FILE, { cause: error });
+    }
+    if (next.done) return;
+    if (next.value.type === 'file') {
+      next.value.file.resume();
+      throw new PorterError('PORTER_USAGE', ONE_FILE);
+    }
+  }
 }
 
 function parseStatuses(text: string | undefined): ResultStatus[] | undefined {
