@@ -24,7 +24,7 @@ const program = new Command()
   })
   .exitOverride();
 
-registerCommands(program);
+await registerCommands(program, process.argv);
 
 try {
   await program.parseAsync(process.argv);

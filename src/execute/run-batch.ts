@@ -38,6 +38,8 @@ export interface BatchStore {
     reason?: string,
   ): Promise<boolean>;
   recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
+  /** The state and its reason alone (asked before every call). */
+  stateOf(importId: string): Promise<{ state: ImportState; reason?: string } | undefined>;
   /** The results of these rows that exist (a dry run's plan, for its application). */
   resultsOf(importId: string, rows: readonly number[]): Promise<Map<number, RecordResult>>;
 }
@@ -144,7 +146,9 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     report.paused = true;
     return report;
   }
-  if (!probe) await store.transition(ref.importId, ['queued'], 'running');
+  if (!probe && decision === undefined && info.state === 'queued') {
+    await store.transition(ref.importId, ['queued'], 'running');
+  }
 
   const onCallOutcome = async (failed: boolean, startedAt = Date.now()): Promise<void> => {
     const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
@@ -354,7 +358,7 @@ async function stopDecisionOf(
   store: BatchStore,
   importId: string,
 ): Promise<StopDecision | undefined> {
-  const info = await store.get(importId);
+  const info = await store.stateOf(importId);
   if (!info)
     return {
       kind: 'stop',

@@ -99,10 +99,19 @@ const BUCKET_MS = 5_000;
 
 /** Health of the calls an import made: a sliding window of calls and failures, in Redis. */
 export class ImportHealth {
+  /** RECORD_CALL as EVALSHA: the script is sent once per connection, not with every call. */
+  private readonly recordCall: (...args: (string | number)[]) => Promise<unknown>;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    redis.defineCommand('porterRecordCall', { numberOfKeys: 1, lua: RECORD_CALL });
+    const command = (
+      redis as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>
+    ).porterRecordCall!;
+    this.recordCall = (...args) => command.call(redis, ...args);
+  }
 
   private key(importId: string): string {
     return `${this.prefix}:import:${importId}:health`;
@@ -117,9 +126,7 @@ export class ImportHealth {
     now = Date.now(),
   ): Promise<{ calls: number; failures: number }> {
     const buckets = Math.max(1, Math.ceil(windowMs / BUCKET_MS));
-    const [calls, failures] = (await this.redis.eval(
-      RECORD_CALL,
-      1,
+    const [calls, failures] = (await this.recordCall(
       this.key(importId),
       Math.floor(now / BUCKET_MS),
       failed ? '1' : '0',

@@ -295,6 +295,13 @@ export class ImportStore {
     return this.transition(importId, ['paused'], startedAt ? 'running' : 'queued');
   }
 
+  /** The state and its reason, cheap enough to ask before every call. */
+  async stateOf(importId: string): Promise<{ state: ImportState; reason?: string } | undefined> {
+    const [state, reason] = await this.redis.hmget(this.keys(importId).meta, 'state', 'reason');
+    if (state === null || state === undefined) return undefined;
+    return reason ? { state: state as ImportState, reason } : { state: state as ImportState };
+  }
+
   /** The state alone, cheap enough to ask before every batch. */
   async getState(importId: string): Promise<ImportState | undefined> {
     const state = await this.redis.hget(this.keys(importId).meta, 'state');

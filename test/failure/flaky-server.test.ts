@@ -145,7 +145,13 @@ describe('a server that answers 200 with only the records it applied (--batch-fa
       mode: 'create',
     });
     expect(info.state).toBe('completed_with_errors');
-    expect(info.counts).toEqual({ succeeded: 294, failed: 6, skipped: 0, unprocessed: 0 });
+    expect(info.counts).toEqual({
+      succeeded: 294,
+      failed: 6,
+      skipped: 0,
+      unprocessed: 0,
+      planned: 0,
+    });
     const failed = results.filter((result) => result.status === 'failed');
     expect(failed.map((result) => result.row)).toEqual([50, 100, 150, 200, 250, 300]);
     for (const result of failed) expect(result.errorCode).toBe('ADMIN_NOT_APPLIED');

@@ -1,21 +1,37 @@
 import type { Command } from 'commander';
-import { registerApiCommand } from './api.js';
-import { registerDevCommand } from './dev.js';
-import { registerExportCommand } from './export.js';
-import { registerImportCommand } from './import.js';
-import { registerSandboxCommand } from './sandbox.js';
-import { registerScheduleCommands } from './schedule.js';
-import { registerStatusCommands } from './status.js';
-import { registerWorkerCommand } from './worker.js';
 
-/** Adds every subcommand to the program. */
-export function registerCommands(program: Command): void {
-  registerSandboxCommand(program);
-  registerImportCommand(program);
-  registerStatusCommands(program);
-  registerExportCommand(program);
-  registerScheduleCommands(program);
-  registerWorkerCommand(program);
-  registerApiCommand(program);
-  registerDevCommand(program);
+type Register = (program: Command) => void;
+
+/** Each command's module, loaded only when that command runs: a start loads what it uses. */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
+  import: async () => (await import('./import.js')).registerImportCommand,
+  status: async () => (await import('./status.js')).registerStatusCommands,
+  export: async () => (await import('./export.js')).registerExportCommand,
+  schedule: async () => (await import('./schedule.js')).registerScheduleCommands,
+  worker: async () => (await import('./worker.js')).registerWorkerCommand,
+  api: async () => (await import('./api.js')).registerApiCommand,
+  dev: async () => (await import('./dev.js')).registerDevCommand,
+};
+
+/** The module that registers each command name (status.ts holds several). */
+const MODULE_OF: Record<string, string> = {
+  report: 'status',
+  cancel: 'status',
+  resume: 'status',
+  retry: 'status',
+  apply: 'status',
+};
+
+/**
+ * Adds the subcommands to the program: only the one named on the command line when it is known,
+ * every one otherwise (help, or a name to complain about).
+ */
+export async function registerCommands(program: Command, argv: readonly string[]): Promise<void> {
+  const name = argv.find((arg, index) => index >= 2 && !arg.startsWith('-'));
+  const module = name === undefined ? undefined : (MODULE_OF[name] ?? name);
+  const wanted = module !== undefined && module in COMMANDS ? [module] : Object.keys(COMMANDS);
+  for (const register of await Promise.all(wanted.map((key) => COMMANDS[key]!()))) {
+    register(program);
+  }
 }
