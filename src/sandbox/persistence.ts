@@ -13,7 +13,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../util/logger.js';
 import { Journal, segmentsOf } from './journal.js';
-import { changeText, entryText, replayJournal } from './journal-replay.js';
+import { changeText, entryText, replayJournal } from './journal-entries.js';
 import { loadSnapshot, writeSnapshot } from './snapshot-file.js';
 import type { SandboxStore, StoreChange } from './store.js';
 
@@ -90,7 +90,7 @@ export class Persistence {
       live = { bytes: replay.bytes, firstSeq: replay.firstSeq };
     }
     if (seq > 0 || snapshot.bytes > 0) {
-      logger.info({ file, ...store.counts(), journalEntries: seq }, 'sandbox state loaded');
+      logger.info({ file, ...store.counts(), journalSeq: seq }, 'sandbox state loaded');
     }
     const journal = new Journal(journalFile, { ...live, segments }, () => store.stats.saves++);
     const persistence = new Persistence(

@@ -3,9 +3,9 @@
  * one call of a store write method (`putUser` with its `groups`, `deleteUser`, `putGroup` with
  * its `users`, `deleteGroup`, `putAcl`). Replaying the calls in order rebuilds the state.
  *
- * Reading tolerates one thing only: a last line that is not a whole entry or lacks its newline,
- * which is what a crash in the middle of an append leaves. It is cut off with a warning. Anything unreadable
- * before the end stops start-up, naming the line.
+ * Reading tolerates one thing only: a last line that is not a whole entry or lacks its
+ * newline, which is what a crash in the middle of an append leaves. It is cut off with a
+ * warning. Anything unreadable before the end stops start-up, naming the line.
  */
 import { truncate } from 'node:fs/promises';
 import type { Logger } from '../util/logger.js';
