@@ -24,7 +24,7 @@ export interface Sandbox {
   persistence: Persistence | undefined;
 }
 
-/** Builds a sandbox without listening; `app.close()` flushes the data file. */
+/** Builds a sandbox without listening; `app.close()` flushes and closes the data file. */
 export async function createSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   checkSandboxOptions(options);
   const logger = (options.logger ?? silentLogger).child(
@@ -33,19 +33,22 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   );
   const store = new SandboxStore();
   const persistence = options.dataFile
-    ? await Persistence.open(options.dataFile, store, logger)
+    ? await Persistence.open(options.dataFile, store, logger, {
+        compactJournalBytes: options.compactJournalBytes,
+      })
     : undefined;
   const seed = options.seed ?? {};
   const empty = Object.values(store.counts()).every((count) => count === 0);
   const seeding = (seed.users ?? 0) > 0 || (seed.groups ?? 0) > 0;
   if (empty && seeding) {
     const started = performance.now();
-    seedStore(store, seed);
+    // Seeded records go to the data file as one snapshot, not as a journal entry per record.
+    if (persistence) await persistence.fill(() => seedStore(store, seed));
+    else seedStore(store, seed);
     logger.info(
       { ...store.counts(), ms: Math.round(performance.now() - started) },
       'sandbox seeded',
     );
-    await persistence?.commit();
   } else if (seeding) {
     logger.info(store.counts(), 'sandbox not seeded: the data file already holds records');
   }
@@ -90,7 +93,7 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
     );
   });
   app.addHook('onClose', async () => {
-    await persistence?.commit();
+    await persistence?.close();
   });
   return { app, store, faults, persistence };
 }

@@ -6,12 +6,24 @@
 
 const NONE: readonly number[] = Object.freeze([]);
 
+/** The user side of the relation as it was when the view was taken. */
+export interface FrozenUserSide {
+  groupsOf(userId: number): readonly number[];
+  /** Stops keeping the view (until then, every user changed since costs one saved list). */
+  close(): void;
+}
+
 /** Users ↔ groups, kept consistent from both sides. */
 export class Membership {
   /** User id → its group ids, in the order they were added. Arrays are replaced, never mutated. */
   private readonly groupsByUser = new Map<number, readonly number[]>();
   /** Group id → its member ids, in the order they were added. */
   private readonly usersByGroup = new Map<number, Set<number>>();
+  /**
+   * One map per open frozen view: user id → its groups when the view was taken, saved just
+   * before the first change since (lists are replaced, never mutated, so saving is O(1)).
+   */
+  private readonly frozenViews = new Set<Map<number, readonly number[]>>();
 
   /** Group ids of a user ([] when none). */
   groupsOf(userId: number): readonly number[] {
@@ -60,6 +72,7 @@ export class Membership {
 
   /** Takes a deleted user out of all its groups. */
   removeUser(userId: number): void {
+    this.saveForFrozenViews(userId);
     for (const groupId of this.groupsOf(userId)) this.usersByGroup.get(groupId)?.delete(userId);
     this.groupsByUser.delete(userId);
   }
@@ -72,9 +85,32 @@ export class Membership {
     this.usersByGroup.delete(groupId);
   }
 
-  /** A copy of the user side, consistent at the moment of the call (its arrays are immutable). */
-  snapshot(): Map<number, readonly number[]> {
-    return new Map(this.groupsByUser);
+  /**
+   * The user side as it is now, readable while changes go on, without copying it: a copy of
+   * a million users' lists would stall every request. `close()` ends the view.
+   */
+  freezeUserSide(): FrozenUserSide {
+    const saved = new Map<number, readonly number[]>();
+    this.frozenViews.add(saved);
+    return {
+      groupsOf: (userId) => saved.get(userId) ?? this.groupsOf(userId),
+      close: () => {
+        this.frozenViews.delete(saved);
+      },
+    };
+  }
+
+  /** A copy of the group side (member ids in the order they were added). */
+  membersSnapshot(): Map<number, number[]> {
+    const members = new Map<number, number[]>();
+    for (const [groupId, userIds] of this.usersByGroup) members.set(groupId, [...userIds]);
+    return members;
+  }
+
+  private saveForFrozenViews(userId: number): void {
+    for (const saved of this.frozenViews) {
+      if (!saved.has(userId)) saved.set(userId, this.groupsOf(userId));
+    }
   }
 
   private membersOf(groupId: number): Set<number> {
@@ -95,6 +131,7 @@ export class Membership {
 
   /** `groupIds` must be a fresh array: it is frozen and kept. */
   private storeGroups(userId: number, groupIds: number[]): void {
+    this.saveForFrozenViews(userId);
     if (groupIds.length === 0) this.groupsByUser.delete(userId);
     else this.groupsByUser.set(userId, Object.freeze(groupIds));
   }

@@ -58,8 +58,16 @@ export interface SandboxOptions {
   /** With `password`: requests may authenticate by HTTP Basic or `user`/`pass` parameters. */
   user?: string;
   password?: string;
-  /** File the state is loaded from at start and saved to after every change; unset = memory only. */
+  /**
+   * File the state is loaded from at start and kept in: a snapshot, with a journal of every
+   * change beside it (`FILE.journal`); unset = memory only.
+   */
   dataFile?: string;
+  /**
+   * The data file's journal is folded into a new snapshot once it is larger than both this
+   * and the snapshot. @defaultValue 64 MiB
+   */
+  compactJournalBytes?: number;
   /** Records generated when the store starts empty. */
   seed?: SeedOptions;
   faults?: Partial<FaultOptions>;
@@ -135,6 +143,14 @@ export function checkSandboxOptions(options: SandboxOptions): void {
   }
   if ((options.seed?.acls ?? 0) > 0 && !(options.seed?.groups ?? 0)) {
     throw usage('seeded ACLs belong to seeded groups: seed at least one group');
+  }
+  if (
+    options.compactJournalBytes !== undefined &&
+    !(isWhole(options.compactJournalBytes) && options.compactJournalBytes > 0)
+  ) {
+    throw usage(
+      `compactJournalBytes must be a positive whole number of bytes, got ${String(options.compactJournalBytes)}`,
+    );
   }
   if (options.bodyLimit !== undefined && !(isWhole(options.bodyLimit) && options.bodyLimit > 0)) {
     throw usage(

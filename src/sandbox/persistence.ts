@@ -1,178 +1,216 @@
 /**
- * The data file: loaded at start, saved after every change. A save writes a temp file and
- * renames it over the old one, so a crash leaves either the old or the new state. Saves are
- * group commits: a write request's answer waits until a save that includes its change has
- * finished, and every change made while one save runs is covered by the next single save,
- * so a burst of concurrent writes costs a few saves, not one per request.
+ * The data file: a snapshot (`FILE`) and a journal beside it (`FILE.journal`). Every committed
+ * write appends one journal entry holding its changes, so the cost of a write is the size of
+ * the write, not of the state; a write request is answered once its entry is on disk. When the
+ * journal outgrows both the snapshot and `compactJournalBytes`, a compaction writes a new
+ * snapshot in the background and drops the journal segments it holds: writes keep being
+ * journaled meanwhile, and over time the disk sees at most about twice what was written.
  *
- * Format: NDJSON, a header line, then one line per group, user (with its `groups`) and ACL.
+ * Start-up loads the snapshot, then replays the journal's segments and the live journal,
+ * skipping the entries the snapshot already holds (each snapshot names its last entry).
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
-import { aclRecordSchema, groupRecordSchema, userRecordSchema } from '../admin/schemas.js';
-import { PorterError } from '../errors/porter-error.js';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../util/logger.js';
-import type { SandboxStore, StoreSnapshot } from './store.js';
-import { makeAcl, makeGroup, makeUser } from './stored.js';
+import { Journal, segmentsOf } from './journal.js';
+import { changeText, entryText, replayJournal } from './journal-entries.js';
+import { loadSnapshot, writeSnapshot } from './snapshot-file.js';
+import type { SandboxStore, StoreChange } from './store.js';
 
-const FORMAT = 'porter-sandbox';
-const FORMAT_VERSION = 1;
-const WRITE_CHUNK_CHARS = 1024 * 1024;
+/** How the data file is kept. */
+export interface PersistenceOptions {
+  /**
+   * The journal is folded into a new snapshot once it is larger than both this and the
+   * snapshot. @defaultValue 64 MiB
+   */
+  compactJournalBytes?: number;
+}
 
-/** Saves the store to its data file with group commits. */
+export const DEFAULT_COMPACT_JOURNAL_BYTES = 64 * 1024 * 1024;
+
+/** Journals the store's changes to the data file and compacts it now and then. */
 export class Persistence {
-  private savedVersion: number;
-  private saving: Promise<void> | undefined;
+  private readonly journal: Journal;
+  /** Changes made since the last entry was sealed, as journal text. */
+  private pending: string[] = [];
+  /** The last entry sealed. */
+  private seq: number;
+  /** The last entry the snapshot on disk holds, and that snapshot's size. */
+  private snapshotSeq: number;
+  private snapshotBytes: number;
+  /** The highest entry whose write failed: until a snapshot holds it, writes wait for one. */
+  private failedSeq = 0;
+  /** Journal size at which the next background compaction starts. */
+  private compactAtBytes = 0;
+  private compacting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly observer = (change: StoreChange): void => {
+    this.pending.push(changeText(change));
+  };
 
   private constructor(
     readonly file: string,
     private readonly store: SandboxStore,
     private readonly logger: Logger,
+    private readonly compactJournalBytes: number,
+    loaded: { seq: number; snapshotSeq: number; snapshotBytes: number; journal: Journal },
   ) {
-    this.savedVersion = store.version;
+    this.seq = loaded.seq;
+    this.snapshotSeq = loaded.snapshotSeq;
+    this.snapshotBytes = loaded.snapshotBytes;
+    this.journal = loaded.journal;
+    this.scheduleNextCompaction(0);
+    store.observe(this.observer);
   }
 
-  /** Loads `file` into the empty store when it exists; later changes are saved to it. */
-  static async open(file: string, store: SandboxStore, logger: Logger): Promise<Persistence> {
-    await mkdir(dirname(file), { recursive: true });
-    const loaded = await loadFile(file, store);
-    if (loaded) logger.info({ file, ...store.counts() }, 'sandbox state loaded');
-    return new Persistence(file, store, logger);
-  }
-
-  /** Resolves once the file holds every change made before the call. */
-  async commit(): Promise<void> {
-    const target = this.store.version;
-    while (this.savedVersion < target) {
-      this.saving ??= this.saveOnce().finally(() => {
-        this.saving = undefined;
-      });
-      await this.saving;
+  /** Loads `file` and its journal into the empty store; later changes are journaled. */
+  static async open(
+    file: string,
+    store: SandboxStore,
+    logger: Logger,
+    options: PersistenceOptions = {},
+  ): Promise<Persistence> {
+    const directory = dirname(file);
+    await mkdir(directory, { recursive: true });
+    const names = await readdir(directory);
+    await removeStaleTemps(file, names);
+    const snapshot = names.includes(basename(file))
+      ? await loadSnapshot(file, store)
+      : { journalSeq: 0, bytes: 0 };
+    const journalFile = `${file}.journal`;
+    const segments = segmentsOf(journalFile, names);
+    let seq = snapshot.journalSeq;
+    for (const segment of segments) {
+      seq = (await replayJournal(segment, store, seq, { logger, cutTornTail: false })).lastSeq;
     }
+    let live = { bytes: 0, firstSeq: undefined as number | undefined };
+    if (names.includes(basename(journalFile))) {
+      const replay = await replayJournal(journalFile, store, seq, { logger, cutTornTail: true });
+      seq = replay.lastSeq;
+      live = { bytes: replay.bytes, firstSeq: replay.firstSeq };
+    }
+    if (seq > 0 || snapshot.bytes > 0) {
+      logger.info({ file, ...store.counts(), journalSeq: seq }, 'sandbox state loaded');
+    }
+    const journal = new Journal(journalFile, { ...live, segments }, () => store.stats.saves++);
+    const persistence = new Persistence(
+      file,
+      store,
+      logger,
+      options.compactJournalBytes ?? DEFAULT_COMPACT_JOURNAL_BYTES,
+      { seq, snapshotSeq: snapshot.journalSeq, snapshotBytes: snapshot.bytes, journal },
+    );
+    // Segments left over mean a compaction was cut short: finish the job.
+    if (segments.length > 0) persistence.compactInBackground();
+    return persistence;
   }
 
-  private async saveOnce(): Promise<void> {
-    const version = this.store.version;
-    const snapshot = this.store.snapshot();
+  /** Resolves once the journal holds every change made before the call. */
+  async commit(): Promise<void> {
+    const written = this.seal();
     try {
-      await writeSnapshot(this.file, snapshot);
+      await (written ?? this.journal.flush());
     } catch (error) {
-      this.logger.error({ file: this.file, err: error }, 'sandbox state could not be saved');
+      this.logger.error({ file: this.journal.file, err: error }, 'sandbox journal write failed');
       throw error;
     }
-    this.savedVersion = version;
-    this.store.stats.saves++;
+    // After a failed write the journal lacks a change memory holds: only a snapshot settles it.
+    while (this.failedSeq > this.snapshotSeq) await this.compact();
+    if (!this.closing && this.journal.bytes >= this.compactAtBytes) this.compactInBackground();
   }
-}
 
-/** Writes the snapshot to a temp file beside `file`, flushes it to disk, and renames it over `file`. */
-async function writeSnapshot(file: string, snapshot: StoreSnapshot): Promise<void> {
-  const temp = `${file}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w');
-  try {
-    let buffer =
-      JSON.stringify({
-        format: FORMAT,
-        version: FORMAT_VERSION,
-        nextUserId: snapshot.nextUserId,
-        nextGroupId: snapshot.nextGroupId,
-      }) + '\n';
-    const lines = function* (): Generator<string> {
-      for (const group of snapshot.groups) yield JSON.stringify({ group });
-      for (const user of snapshot.users) {
-        yield JSON.stringify({
-          user: { ...user, groups: snapshot.memberships.get(user.userId) ?? [] },
-        });
-      }
-      for (const acl of snapshot.acls) yield JSON.stringify({ acl });
-    };
-    for (const line of lines()) {
-      buffer += line + '\n';
-      if (buffer.length >= WRITE_CHUNK_CHARS) {
-        await handle.write(buffer);
-        buffer = '';
-      }
-    }
-    await handle.write(buffer);
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  await rename(temp, file);
-}
-
-/** Reads the data file into the store; false when there is no file yet. */
-async function loadFile(file: string, store: SandboxStore): Promise<boolean> {
-  const input = createReadStream(file, { encoding: 'utf8' });
-  const opened = await new Promise<boolean>((resolve, reject) => {
-    input.once('open', () => resolve(true));
-    input.once('error', (error: NodeJS.ErrnoException) =>
-      error.code === 'ENOENT' ? resolve(false) : reject(error),
-    );
-  });
-  if (!opened) return false;
-  let lineNumber = 0;
-  let header: { nextUserId: number; nextGroupId: number } | undefined;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    lineNumber++;
-    if (line.trim() === '') continue;
+  /** Runs `fill` (seeding) without journaling its changes, then saves them in one snapshot. */
+  async fill(fill: () => void): Promise<void> {
+    await this.compacting?.catch(() => {});
+    this.store.observe(undefined);
     try {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      if (!header) {
-        header = readHeader(entry);
-        continue;
-      }
-      if ('group' in entry) {
-        const group = checked(groupRecordSchema, entry.group, ['id', 'name']);
-        store.putGroup(makeGroup(group as Parameters<typeof makeGroup>[0]));
-      } else if ('user' in entry) {
-        const user = checked(userRecordSchema, entry.user, ['userId', 'username']);
-        // Groups come first in the file, so memberships resolve as users are read.
-        const groups = (user.groups ?? []).filter((groupId) => store.getGroup(groupId));
-        store.putUser(makeUser(user.userId as number, user.username as string, user), groups);
-      } else if ('acl' in entry) {
-        const acl = checked(aclRecordSchema, entry.acl, ['id', 'name', 'groupId', 'workspaces']);
-        // ACLs whose group is gone (a hand-edited file) are dropped rather than left dangling.
-        if (store.getGroup(acl.groupId as number))
-          store.putAcl(makeAcl(acl as Parameters<typeof makeAcl>[0]));
-      } else {
-        throw new Error('expected a "group", "user" or "acl" entry');
-      }
-    } catch (error) {
-      throw new PorterError(
-        'PORTER_CONFIG_INVALID',
-        `sandbox data file ${file}, line ${lineNumber}: ${(error as Error).message}`,
-        { cause: error, details: { line: lineNumber } },
-      );
+      fill();
+    } finally {
+      this.store.observe(this.observer);
     }
+    await this.compact();
   }
-  if (header) store.raiseIdCounters(header.nextUserId, header.nextGroupId);
-  return true;
+
+  /** Writes what is pending, waits for a compaction in flight, and closes the journal. Idempotent. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      try {
+        await this.commit();
+        await this.compacting?.catch(() => {});
+      } finally {
+        this.store.observe(undefined);
+        await this.journal.close();
+      }
+    })());
+  }
+
+  /** Turns the pending changes into the next journal entry and queues it. */
+  private seal(): Promise<void> | undefined {
+    if (this.pending.length === 0) return undefined;
+    const seq = ++this.seq;
+    const text = entryText(seq, this.pending);
+    this.pending = [];
+    const written = this.journal.append(seq, text);
+    written.catch(() => {
+      this.failedSeq = Math.max(this.failedSeq, seq);
+    });
+    return written;
+  }
+
+  /** Writes a snapshot of the state now and drops the journal segments it holds. */
+  private compact(): Promise<void> {
+    return (this.compacting ??= this.compactOnce().finally(() => {
+      this.compacting = undefined;
+    }));
+  }
+
+  private compactInBackground(): void {
+    if (this.compacting) return;
+    this.compact().catch((error: unknown) => {
+      this.logger.error({ file: this.file, err: error }, 'sandbox data file compaction failed');
+      // Try again once the journal has grown by another bound, not on every write.
+      this.scheduleNextCompaction(this.journal.bytes);
+    });
+  }
+
+  private async compactOnce(): Promise<void> {
+    const started = performance.now();
+    // The snapshot and the entry it names must agree: seal first, then copy, in one tick.
+    this.seal();
+    const journalSeq = this.seq;
+    const snapshot = this.store.snapshot();
+    let bytes: number;
+    let segments: string[];
+    try {
+      segments = await this.journal.rotate();
+      bytes = await writeSnapshot(this.file, snapshot, journalSeq);
+    } finally {
+      snapshot.release();
+    }
+    this.snapshotSeq = journalSeq;
+    this.snapshotBytes = bytes;
+    await this.journal.dropSegments(segments);
+    this.scheduleNextCompaction(0);
+    this.store.stats.compactions++;
+    this.logger.info(
+      { file: this.file, bytes, journalSeq, ms: Math.round(performance.now() - started) },
+      'sandbox data file compacted',
+    );
+  }
+
+  private scheduleNextCompaction(fromBytes: number): void {
+    this.compactAtBytes = fromBytes + Math.max(this.compactJournalBytes, this.snapshotBytes);
+  }
 }
 
-function readHeader(entry: Record<string, unknown>): { nextUserId: number; nextGroupId: number } {
-  if (entry.format !== FORMAT || entry.version !== FORMAT_VERSION) {
-    throw new Error(`not a ${FORMAT} file of version ${FORMAT_VERSION}`);
+/** Snapshot temp files a crash left behind (`FILE.<pid>.tmp`): never complete, never read. */
+async function removeStaleTemps(file: string, names: readonly string[]): Promise<void> {
+  const stale = new RegExp(`^${escapeRegExp(basename(file))}\\.\\d+\\.tmp$`);
+  for (const name of names) {
+    if (stale.test(name)) await rm(join(dirname(file), name), { force: true });
   }
-  return { nextUserId: Number(entry.nextUserId) || 1, nextGroupId: Number(entry.nextGroupId) || 1 };
 }
 
-function checked<T extends Record<string, unknown>>(
-  schema: {
-    safeParse(value: unknown): { success: true; data: T } | { success: false; error: Error };
-  },
-  value: unknown,
-  required: readonly string[],
-): T {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new Error(result.error.message);
-  for (const field of required) {
-    if (result.data[field] === undefined) throw new Error(`record without ${field}`);
-  }
-  return result.data;
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -26,8 +26,10 @@ export interface SandboxStats {
   };
   /** Requests refused, per errorcode (ALREADY_EXISTS, NOT_FOUND, …), injected faults aside. */
   refusals: Record<string, number>;
-  /** Times the data file was written. */
+  /** Writes to the data file's journal (one per group of concurrent write requests). */
   saves: number;
+  /** Snapshots written to the data file (compactions and the one after seeding). */
+  compactions: number;
 }
 
 const writes = (): Record<WriteMethod, number> => ({ PUT: 0, POST: 0, DELETE: 0 });
@@ -42,5 +44,6 @@ export function emptyStats(): SandboxStats {
     faults: { failed: 0, dropped: 0, rateLimited: 0, tooManyRecords: 0, delayed: 0 },
     refusals: {},
     saves: 0,
+    compactions: 0,
   };
 }

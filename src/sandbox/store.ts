@@ -9,15 +9,33 @@ import { aclRecord, groupRecord, userRecord } from './records.js';
 import { emptyStats, type SandboxStats } from './stats.js';
 import type { StoredAcl, StoredGroup, StoredUser } from './stored.js';
 
-/** A consistent picture of the whole state, taken synchronously (records are immutable). */
+/**
+ * One change as the store's write methods make it, in their own terms, so that calling the
+ * same methods with the same changes in the same order rebuilds the same state (the journal).
+ */
+export type StoreChange =
+  | { kind: 'putUser'; user: StoredUser; groupIds?: readonly number[] }
+  | { kind: 'deleteUser'; userId: number }
+  | { kind: 'putGroup'; group: StoredGroup; userIds?: readonly number[] }
+  | { kind: 'deleteGroup'; id: number }
+  | { kind: 'putAcl'; acl: StoredAcl };
+
+/**
+ * A consistent picture of the whole state, taken synchronously (records are immutable).
+ * Call `release()` when done with it.
+ */
 export interface StoreSnapshot {
   nextUserId: number;
   nextGroupId: number;
   users: StoredUser[];
   groups: StoredGroup[];
   acls: StoredAcl[];
-  /** User id → group ids. */
-  memberships: Map<number, readonly number[]>;
+  /** A user's group ids as they were when the snapshot was taken. */
+  groupsOf(userId: number): readonly number[];
+  /** Group id → member ids, in the group's own order (which may differ from user-id order). */
+  members: Map<number, readonly number[]>;
+  /** Stops keeping the picture of the memberships. */
+  release(): void;
 }
 
 /** The unique key of an ACL: its name within its group. */
@@ -26,7 +44,7 @@ export const aclKey = (groupId: number, name: string): string => `${groupId}\u00
 /** Users, groups and ACLs with their indexes, the membership relation and the counters. */
 export class SandboxStore {
   readonly stats: SandboxStats = emptyStats();
-  /** Bumped on every change; persistence saves until the file holds this version. */
+  /** Bumped on every change. */
   version = 0;
 
   private readonly usersById = new Map<number, StoredUser>();
@@ -40,6 +58,7 @@ export class SandboxStore {
   private readonly membership = new Membership();
   private nextUser = 1;
   private nextGroup = 1;
+  private observer: ((change: StoreChange) => void) | undefined;
 
   // ---- reads in GET shape, for tests and tools ----
 
@@ -146,6 +165,7 @@ export class SandboxStore {
     if (groupIds) this.membership.setUserGroups(user.userId, groupIds);
     if (user.userId >= this.nextUser) this.nextUser = user.userId + 1;
     this.version++;
+    this.observer?.({ kind: 'putUser', user, groupIds });
   }
 
   /** Deletes a user and its memberships; returns what was removed. */
@@ -156,6 +176,7 @@ export class SandboxStore {
     this.userIdsByName.delete(user.username);
     this.membership.removeUser(userId);
     this.version++;
+    this.observer?.({ kind: 'deleteUser', userId });
     return user;
   }
 
@@ -168,6 +189,7 @@ export class SandboxStore {
     if (userIds) this.membership.setGroupUsers(group.id, userIds);
     if (group.id >= this.nextGroup) this.nextGroup = group.id + 1;
     this.version++;
+    this.observer?.({ kind: 'putGroup', group, userIds });
   }
 
   /** Deletes a group, its memberships and its ACLs; returns what was removed. */
@@ -185,6 +207,7 @@ export class SandboxStore {
     this.groupsById.delete(id);
     this.groupIdsByName.delete(group.name);
     this.version++;
+    this.observer?.({ kind: 'deleteGroup', id });
     return { group, aclIds };
   }
 
@@ -201,6 +224,7 @@ export class SandboxStore {
     }
     ids.add(acl.id);
     this.version++;
+    this.observer?.({ kind: 'putAcl', acl });
   }
 
   /** Number of ACLs a group has. */
@@ -210,15 +234,23 @@ export class SandboxStore {
 
   // ---- persistence ----
 
+  /** Calls `observer` with every change from now on (the journal); undefined stops it. */
+  observe(observer: ((change: StoreChange) => void) | undefined): void {
+    this.observer = observer;
+  }
+
   /** The whole state at this instant; cheap because records are shared, not copied. */
   snapshot(): StoreSnapshot {
+    const userSide = this.membership.freezeUserSide();
     return {
       nextUserId: this.nextUser,
       nextGroupId: this.nextGroup,
       users: [...this.usersById.values()],
       groups: [...this.groupsById.values()],
       acls: [...this.aclsById.values()],
-      memberships: this.membership.snapshot(),
+      groupsOf: userSide.groupsOf,
+      members: this.membership.membersSnapshot(),
+      release: userSide.close,
     };
   }
 

@@ -126,7 +126,7 @@ describe('porter sandbox', () => {
       }
       run.child.kill('SIGTERM');
       expect(await run.exit).toBe(0);
-      expect(await readFile(data, 'utf8')).toContain('"new"');
+      expect(await readFile(`${data}.journal`, 'utf8')).toContain('"new"');
       expect(run.stdout() + run.stderr()).not.toMatch(/SECRET/);
       expect(run.stdout()).toContain('maxRecords=2');
     } finally {
@@ -186,8 +186,8 @@ describe('porter sandbox', () => {
           const refused = await adminFailure(() => client.deleteUsers([{ username: 'nobody' }]));
           expect(refused).toMatchObject({ status: 404, errorcode: 'NOT_FOUND' });
         });
-        // applied and saved, though never answered
-        expect(await readFile(data, 'utf8')).toContain('"dropped.one"');
+        // applied and journaled, though never answered
+        expect(await readFile(`${data}.journal`, 'utf8')).toContain('"dropped.one"');
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
