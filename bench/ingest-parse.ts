@@ -4,11 +4,16 @@
  * must stay flat: the samples at 10 %, 50 % and 100 % should be close.
  *
  *   npx tsx bench/ingest-parse.ts [--rows 1000000] [--format csv|ndjson|json] [--generate-only]
+ *   npx tsx bench/ingest-parse.ts --shape blank|short [--mb 1]
  *
  * `--generate-only` times the generator alone, to tell its share from the ingest's.
+ * `--shape blank` is a CSV header followed by `--mb` MiB of blank lines; `--shape short` the
+ * same size of one-cell rows under a 12-column header (each an invalid record): both once cost
+ * an exception per line.
  */
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import { isPorterError } from '../src/errors/porter-error.js';
 import { ingest, type InputFormat } from '../src/ingest/index.js';
 
 const { values } = parseArgs({
@@ -16,10 +21,17 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     format: { type: 'string', default: 'csv' },
     'generate-only': { type: 'boolean', default: false },
+    shape: { type: 'string', default: 'users' },
+    mb: { type: 'string', default: '1' },
   },
 });
-const rows = Number(values.rows);
-const format = values.format as InputFormat;
+const shape = values.shape as 'users' | 'blank' | 'short';
+const shapeLine = shape === 'blank' ? '\n' : 'x\n';
+const rows =
+  shape === 'users'
+    ? Number(values.rows)
+    : Math.floor((Number(values.mb) * 1024 * 1024) / shapeLine.length);
+const format = (values.shape === 'users' ? values.format : 'csv') as InputFormat;
 
 const COLUMNS = [
   'username',
@@ -63,6 +75,7 @@ function csvCell(value: string): string {
 }
 
 function line(index: number): string {
+  if (shape !== 'users') return shapeLine;
   const cells = user(index);
   if (format === 'csv') return `${cells.map(csvCell).join(',')}\n`;
   const record = Object.fromEntries(COLUMNS.map((column, at) => [column, cells[at]]));
@@ -115,17 +128,23 @@ let valid = 0;
 let invalid = 0;
 let count = 0;
 const { items } = ingest(Readable.from(upload()), { resource: 'users', mode: 'upsert', format });
-for await (const item of items) {
-  if (item.kind === 'record') valid++;
-  else invalid++;
-  count++;
-  if ((count & 0x3fff) === 0) sample();
-  if (checkpoints.has(count)) {
-    const now = sample();
-    console.log(
-      `at ${count.toLocaleString('en')} rows: rss ${mib(now.rss)}, heap used ${mib(now.heap)}`,
-    );
+let ended = 'end of upload';
+try {
+  for await (const item of items) {
+    if (item.kind === 'record') valid++;
+    else invalid++;
+    count++;
+    if ((count & 0x3fff) === 0) sample();
+    if (checkpoints.has(count)) {
+      const now = sample();
+      console.log(
+        `at ${count.toLocaleString('en')} rows: rss ${mib(now.rss)}, heap used ${mib(now.heap)}`,
+      );
+    }
   }
+} catch (error) {
+  // a file of blank lines ends PORTER_INPUT_EMPTY: the figure is the time it took to say so
+  ended = isPorterError(error) ? error.code : String(error);
 }
 const seconds = (performance.now() - started) / 1000;
 const end = sample();
@@ -133,6 +152,6 @@ console.log(
   `at ${count.toLocaleString('en')} rows: rss ${mib(end.rss)}, heap used ${mib(end.heap)}`,
 );
 console.log(
-  `${format}: ${count.toLocaleString('en')} rows (${valid} valid, ${invalid} invalid) in ${seconds.toFixed(2)} s = ` +
+  `${format} ${shape}: ${count.toLocaleString('en')} rows (${valid} valid, ${invalid} invalid, ${ended}) in ${seconds.toFixed(2)} s = ` +
     `${Math.round(count / seconds).toLocaleString('en')} rows/s; peak rss ${mib(peakRss)}, peak heap used ${mib(peakHeap)}`,
 );

@@ -25,6 +25,7 @@ export function startImport(
     keys: context.uploadKeys,
     enqueue: (refs) => context.enqueueBatches(refs),
     onCreated,
+    maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
   });
 }
 

@@ -38,6 +38,8 @@ export interface SubmitImportDeps {
   enqueue: (refs: Iterable<BatchRef>) => Promise<number>;
   /** Called as soon as the import has an id, before the upload is read. */
   onCreated?: (info: ImportInfo) => void;
+  /** Largest record in bytes (PORTER_MAX_RECORD_BYTES). @defaultValue 1 MiB */
+  maxRecordBytes?: number;
 }
 
 const STAGE_CHUNK = 500;
@@ -62,6 +64,7 @@ export async function submitImport(
     listSeparator: options.listSeparator,
     mapping,
     emptyAsClear: options.emptyAsClear,
+    maxRecordBytes: deps.maxRecordBytes,
   };
   // a request that cannot work is refused before an import is stored for it
   checkIngestOptions(ingestOptions);
