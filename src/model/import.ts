@@ -70,6 +70,12 @@ export interface ImportOptions {
   delimiter?: string;
   emptyAsClear: boolean;
   allowAdmin: boolean;
+  /**
+   * Accept usernames and group names that look like another one of the same upload (equal
+   * under case folding, NFKC or a confusables skeleton). Default false: such a record fails
+   * PORTER_KEY_LOOKALIKE.
+   */
+  allowLookalike?: boolean;
   /** Stop the import once this many records failed (a number, or a percentage like "5%"). */
   maxFailures?: string;
   /** Mapping file the upload was read with; a retry reads its records the same way. */
