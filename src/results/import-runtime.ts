@@ -164,22 +164,23 @@ local answers = {}
 local refuseRepeats = ARGV[1] == '1'
 for i = 2, #ARGV - 2, 3 do
   local key, lookalike, row = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local answer = nil
-  local first = redis.call('HGET', KEYS[1], key)
-  if first and refuseRepeats then answer = {1, tonumber(first)} end
-  if not answer and lookalike ~= '' then
-    local other = redis.call('HGET', KEYS[2], lookalike)
-    if other then
+  local answer = {0}
+  if lookalike ~= '' then
+    if redis.call('HSETNX', KEYS[2], lookalike, row .. ':' .. key) == 1 then
+      redis.call('HSETNX', KEYS[1], key, row)
+    else
+      -- the look-alike form is known: from this very key (a repeat) or from another one
+      local other = redis.call('HGET', KEYS[2], lookalike)
       local colon = string.find(other, ':', 1, true)
       local otherKey = string.sub(other, colon + 1)
-      if otherKey ~= key then answer = {2, tonumber(string.sub(other, 1, colon - 1)), otherKey} end
-    else
-      redis.call('HSET', KEYS[2], lookalike, row .. ':' .. key)
+      if otherKey ~= key then
+        answer = {2, tonumber(string.sub(other, 1, colon - 1)), otherKey}
+      elseif refuseRepeats then
+        answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
+      end
     end
-  end
-  if not answer then
-    redis.call('HSETNX', KEYS[1], key, row)
-    answer = {0}
+  elseif redis.call('HSETNX', KEYS[1], key, row) == 0 and refuseRepeats then
+    answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
   end
   answers[#answers + 1] = answer
 end

@@ -32,7 +32,7 @@ describe('UploadKeys', () => {
       [claim('\u0430lice', 5), claim('ａｌｉｃｅ', 6), claim('BOB', 7), claim('carol', 8)],
       { refuseRepeats: true },
     );
-    expect([...first, ...second]).toEqual([
+    expect([...first, ...second]).toStrictEqual([
       { kind: 'first' },
       { kind: 'first' },
       { kind: 'lookalike', row: 1, key: 'alice' },
@@ -50,7 +50,7 @@ describe('UploadKeys', () => {
       [claim('dupcase', 1), claim('dupcase', 2), claim('DUPCASE', 3)],
       { refuseRepeats: false },
     );
-    expect(claims).toEqual([
+    expect(claims).toStrictEqual([
       { kind: 'first' },
       { kind: 'first' },
       { kind: 'lookalike', row: 1, key: 'dupcase' },
@@ -66,7 +66,7 @@ describe('UploadKeys', () => {
       ],
       { refuseRepeats: true },
     );
-    expect(plain).toEqual([{ kind: 'first' }, { kind: 'first' }]);
+    expect(plain).toStrictEqual([{ kind: 'first' }, { kind: 'first' }]);
     await keys.claimKeys('imp1', [claim('x', 9)], { refuseRepeats: true });
     await keys.release('imp1');
     expect(
