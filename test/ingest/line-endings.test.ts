@@ -39,6 +39,13 @@ describe('mixed line endings', () => {
     ]);
   });
 
+  it('finds the delimiter of a header that comes after blank lines', async () => {
+    const records = await ingestRecords('\r\n\nusername;city\nalice;Lyon\n');
+    expect(records.map((item) => [item.line, item.record])).toEqual([
+      [4, { username: 'alice', city: 'Lyon' }],
+    ]);
+  });
+
   it('strips the CR of CRLF lines in NDJSON', async () => {
     const records = await ingestRecords('{"username":"a"}\r\n{"username":"b"}\n', {
       format: 'ndjson',
