@@ -41,3 +41,5 @@ export type { IngestHeader, IngestItem } from './types.js';
 export { INPUT_FORMATS, detectFormat, type InputFormat } from './detect-format.js';
 export { loadMapping, checkMappingFields, type Mapping } from './mapping.js';
 export { fieldKinds, type FieldKind } from './field-kinds.js';
+export { lookalikeKey } from './lookalike.js';
+export { keyTextProblem } from './canonical-key.js';
