@@ -1,14 +1,23 @@
 /**
  * Ingest throughput and memory: generates an upload of users on the fly (never a file, never
  * whole in memory), pipes it through `ingest` and prints rows/s with peak RSS and heap. Memory
- * must stay flat: the samples at 10 %, 50 % and 100 % should be close.
+ * must stay flat: the samples at 10 %, 50 % and 100 % should be close. The event loop's delay
+ * while parsing is printed too: ingest works in slices, so it stays a few milliseconds.
  *
  *   npx tsx bench/ingest-parse.ts [--rows 1000000] [--format csv|ndjson|json] [--generate-only]
+ *                                 [--one-chunk]
+ *   npx tsx bench/ingest-parse.ts --shape blank|short [--mb 1]
  *
- * `--generate-only` times the generator alone, to tell its share from the ingest's.
+ * `--generate-only` times the generator alone, to tell its share from the ingest's;
+ * `--one-chunk` hands ingest the whole upload as one buffer (an upload held in memory).
+ * `--shape blank` is a CSV header followed by `--mb` MiB of blank lines; `--shape short` the
+ * same size of one-cell rows under a 12-column header (each an invalid record): both once cost
+ * an exception per line.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import { isPorterError } from '../src/errors/porter-error.js';
 import { ingest, type InputFormat } from '../src/ingest/index.js';
 
 const { values } = parseArgs({
@@ -16,10 +25,18 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1000000' },
     format: { type: 'string', default: 'csv' },
     'generate-only': { type: 'boolean', default: false },
+    'one-chunk': { type: 'boolean', default: false },
+    shape: { type: 'string', default: 'users' },
+    mb: { type: 'string', default: '1' },
   },
 });
-const rows = Number(values.rows);
-const format = values.format as InputFormat;
+const shape = values.shape as 'users' | 'blank' | 'short';
+const shapeLine = shape === 'blank' ? '\n' : 'x\n';
+const rows =
+  shape === 'users'
+    ? Number(values.rows)
+    : Math.floor((Number(values.mb) * 1024 * 1024) / shapeLine.length);
+const format = (values.shape === 'users' ? values.format : 'csv') as InputFormat;
 
 const COLUMNS = [
   'username',
@@ -63,6 +80,7 @@ function csvCell(value: string): string {
 }
 
 function line(index: number): string {
+  if (shape !== 'users') return shapeLine;
   const cells = user(index);
   if (format === 'csv') return `${cells.map(csvCell).join(',')}\n`;
   const record = Object.fromEntries(COLUMNS.map((column, at) => [column, cells[at]]));
@@ -109,30 +127,69 @@ if (values['generate-only']) {
   process.exit(0);
 }
 
+// --one-chunk: the whole upload in memory first, handed to ingest as one chunk
+let whole: Buffer | undefined;
+if (values['one-chunk']) {
+  const chunks: Buffer[] = [];
+  for await (const chunk of upload()) chunks.push(chunk);
+  whole = Buffer.concat(chunks);
+}
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+// CPU time between two turns of the loop: ingest's own stretches, whatever the machine's load
+let longestCpuMs = 0;
+let lastCpu = process.cpuUsage();
+let watching = true;
+const watchCpu = (): void => {
+  const used = process.cpuUsage(lastCpu);
+  longestCpuMs = Math.max(longestCpuMs, (used.user + used.system) / 1000);
+  lastCpu = process.cpuUsage();
+  if (watching) setImmediate(watchCpu);
+};
+setImmediate(watchCpu);
 const checkpoints = new Set([Math.floor(rows / 10), Math.floor(rows / 2)]);
 const started = performance.now();
 let valid = 0;
 let invalid = 0;
 let count = 0;
-const { items } = ingest(Readable.from(upload()), { resource: 'users', mode: 'upsert', format });
-for await (const item of items) {
-  if (item.kind === 'record') valid++;
-  else invalid++;
-  count++;
-  if ((count & 0x3fff) === 0) sample();
-  if (checkpoints.has(count)) {
-    const now = sample();
-    console.log(
-      `at ${count.toLocaleString('en')} rows: rss ${mib(now.rss)}, heap used ${mib(now.heap)}`,
-    );
+const { items } = ingest(whole ?? Readable.from(upload()), {
+  resource: 'users',
+  mode: 'upsert',
+  format,
+});
+let ended = 'end of upload';
+try {
+  for await (const item of items) {
+    if (item.kind === 'record') valid++;
+    else invalid++;
+    count++;
+    if ((count & 0x3fff) === 0) sample();
+    if (checkpoints.has(count)) {
+      const now = sample();
+      console.log(
+        `at ${count.toLocaleString('en')} rows: rss ${mib(now.rss)}, heap used ${mib(now.heap)}`,
+      );
+    }
   }
+} catch (error) {
+  // a file of blank lines ends PORTER_INPUT_EMPTY: the figure is the time it took to say so
+  ended = isPorterError(error) ? error.code : String(error);
 }
 const seconds = (performance.now() - started) / 1000;
+// one more turn, so a parse that never gave the loop one is measured too
+await new Promise((resolve) => setImmediate(resolve));
+loopDelay.disable();
+watching = false;
 const end = sample();
 console.log(
   `at ${count.toLocaleString('en')} rows: rss ${mib(end.rss)}, heap used ${mib(end.heap)}`,
 );
 console.log(
-  `${format}: ${count.toLocaleString('en')} rows (${valid} valid, ${invalid} invalid) in ${seconds.toFixed(2)} s = ` +
+  `${format} ${shape}: ${count.toLocaleString('en')} rows (${valid} valid, ${invalid} invalid, ${ended}) in ${seconds.toFixed(2)} s = ` +
     `${Math.round(count / seconds).toLocaleString('en')} rows/s; peak rss ${mib(peakRss)}, peak heap used ${mib(peakHeap)}`,
+);
+console.log(
+  `event-loop delay while parsing (${loopDelay.count} samples): max ${(loopDelay.max / 1e6).toFixed(1)} ms, ` +
+    `p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms; ` +
+    `most CPU time between two turns ${longestCpuMs.toFixed(1)} ms`,
 );

@@ -32,6 +32,7 @@ export function startImport(
       keys: context.uploadKeys,
       enqueuePrepare: (importId) => context.enqueuePrepare(importId),
       onCreated,
+      maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
     },
   );
 }

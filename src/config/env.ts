@@ -48,6 +48,8 @@ export const envSchema = z.object({
   /** Bearer token required by the producer API. */
   PORTER_API_TOKEN: optionalSecret,
   PORTER_MAX_UPLOAD_BYTES: positiveInt.default(200 * 1024 * 1024),
+  /** Largest record of an upload (CSV row, JSON element, NDJSON line); a larger one fails alone. */
+  PORTER_MAX_RECORD_BYTES: positiveInt.default(1024 * 1024),
   /** Days results, reports and import state stay in Redis. */
   PORTER_RESULT_TTL_DAYS: z.coerce.number().positive().default(7),
   /** Attempts per batch on transient failures (first try included). */

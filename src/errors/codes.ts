@@ -164,6 +164,20 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary: 'A batch job failed for a reason outside the admin server; its records were not sent.',
   },
+  PORTER_RECORD_TOO_LARGE: {
+    httpStatus: 413,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'A record (CSV row, JSON element, NDJSON line) is larger than PORTER_MAX_RECORD_BYTES; it was not read nor sent, the others go on.',
+  },
+  PORTER_KEY_LOOKALIKE: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      "The record's username or group name looks like another one of the same upload (case, width or look-alike letters; the message names it and its row); import with allowLookalike to permit it.",
+  },
   // admin interface
   ADMIN_HTTP_ERROR: {
     httpStatus: 502,

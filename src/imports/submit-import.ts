@@ -15,7 +15,9 @@ import {
 } from '../ingest/index.js';
 import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../model/import.js';
 import type { ImportStore } from '../results/import-store.js';
-import type { UploadKeys } from '../results/import-runtime.js';
+import type { KeyClaim, UploadKeys } from '../results/import-runtime.js';
+import { lookalikeKey } from '../ingest/lookalike.js';
+import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason } from '../execute/failure-limit.js';
 import { naturalKey } from '../plan/plan-batch.js';
@@ -37,6 +39,8 @@ export interface SubmitImportDeps {
   enqueuePrepare: (importId: string) => Promise<void>;
   /** Called as soon as the import has an id, before the upload is read. */
   onCreated?: (info: ImportInfo) => void;
+  /** Largest record in bytes (PORTER_MAX_RECORD_BYTES). @defaultValue 1 MiB */
+  maxRecordBytes?: number;
 }
 
 const STAGE_CHUNK = 500;
@@ -61,6 +65,7 @@ export async function submitImport(
     listSeparator: options.listSeparator,
     mapping,
     emptyAsClear: options.emptyAsClear,
+    maxRecordBytes: deps.maxRecordBytes,
   };
   // a request that cannot work is refused before an import is stored for it
   checkIngestOptions(ingestOptions);
@@ -153,24 +158,33 @@ class Receiving {
     }
   }
 
-  /** Stages the buffered records (a key seen before makes a record invalid) and reports the invalid. */
+  /**
+   * Stages the buffered records and reports the invalid. A key seen before makes a record
+   * invalid (deletes may repeat harmlessly), and so does a username or group name that looks
+   * like an earlier, different one, unless the import allows look-alikes.
+   */
   async flush(): Promise<void> {
     const { options } = this;
     const { store } = this.deps;
     let records = this.stageBuffer;
-    // a second record with the same key is refused; deletes may repeat harmlessly. Every key is
-    // claimed: the snapshot keeps the server records the upload names
+    // a second record with the same key is refused (deletes may repeat harmlessly), and so is a
+    // key that looks like another. Every key is claimed: the snapshot keeps the server records
+    // the upload names
+    const checkLookalikes = options.resource !== 'acls' && options.allowLookalike !== true;
     if (records.length > 0) {
-      const keys = records.map((record) => ({
-        key: naturalKey(options.resource, record.record),
-        row: record.row,
-      }));
-      const firsts = await this.deps.keys.claim(this.importId, keys);
+      const keys = records.map((record) => {
+        const key = naturalKey(options.resource, record.record);
+        const lookalike = checkLookalikes && key !== '' ? lookalikeKey(key) : undefined;
+        return { key, row: record.row, lookalike };
+      });
+      const claims = await this.deps.keys.claimKeys(this.importId, keys, {
+        refuseRepeats: options.mode !== 'delete',
+      });
       const unique: StagedRecord[] = [];
       records.forEach((record, index) => {
-        const first = firsts[index];
-        if (first === undefined || options.mode === 'delete') unique.push(record);
-        else this.invalidBuffer.push(duplicateResult(record, keys[index]!.key, first, options));
+        const claim = claims[index];
+        if (claim.kind === 'first') unique.push(record);
+        else this.invalidBuffer.push(claimResult(record, keys[index].key, claim, options));
       });
       records = unique;
       this.stageBuffer = unique;
@@ -238,23 +252,37 @@ function isEmitter(source: unknown): source is NodeJS.EventEmitter {
   return typeof (source as NodeJS.EventEmitter).on === 'function';
 }
 
-function duplicateResult(
+/** The result of a record whose key was given before, or looks like one given before. */
+function claimResult(
   record: StagedRecord,
   key: string,
-  firstRow: number,
+  claim: Exclude<KeyClaim, { kind: 'first' }>,
   options: ImportOptions,
 ): RecordResult {
   const field = RESOURCES[options.resource].keyField;
-  return {
+  const base = {
     row: record.row,
     line: record.line,
     sourceRow: record.sourceRow,
     key,
-    status: 'failed',
-    errorCode: 'PORTER_ROW_INVALID',
+    status: 'failed' as const,
     field,
-    error: `duplicate of row ${firstRow}: the upload gives ${key} twice; merge the two rows`,
     attempts: 0,
     input: record.input,
+  };
+  if (claim.kind === 'repeat') {
+    return {
+      ...base,
+      errorCode: 'PORTER_ROW_INVALID',
+      error: `duplicate of row ${claim.row}: the upload gives ${showValue(key)} twice; merge the two rows`,
+    };
+  }
+  return {
+    ...base,
+    errorCode: 'PORTER_KEY_LOOKALIKE',
+    error:
+      `field "${field}": ${showValue(key)} looks like ${showValue(claim.key)} of row ${claim.row} ` +
+      '(the same under case folding, NFKC or look-alike letters); rename one, or import with ' +
+      'allowLookalike to keep both',
   };
 }

@@ -1,9 +1,15 @@
 /**
  * The upload as a pull stream of byte chunks, with a look at its beginning (format, delimiter)
  * before parsing starts. Nothing is read ahead beyond what a look asked for, so backpressure
- * reaches the source unchanged.
+ * reaches the source unchanged. Chunks are handed on in slices of at most SLICE_BYTES, and the
+ * event loop gets a turn between slices when the pacer says so: one huge chunk (a whole upload
+ * in memory) is never parsed in one go.
  */
+import { Pacer } from './pacer.js';
 import { UTF8_BOM } from './utf8.js';
+
+/** Largest piece of a chunk parsed without a look at the pacer. */
+export const SLICE_BYTES = 16 * 1024;
 
 /**
  * What `ingest` reads from: a Node readable (file, HTTP body), any (async) iterable of chunks,
@@ -37,16 +43,27 @@ export class ByteReader {
   private ended = false;
   private bomChecked = false;
 
-  constructor(source: IngestSource) {
+  constructor(
+    source: IngestSource,
+    private readonly pacer: Pacer = new Pacer(),
+  ) {
     this.iterator = iteratorOf(source);
   }
 
+  /** Whether the whole upload has been read (into the peeked head, or handed on). */
+  get exhausted(): boolean {
+    return this.ended;
+  }
+
   /**
-   * The bytes read so far, reading more until `enough(head)` holds or the upload ends.
-   * A UTF-8 byte order mark is dropped here, once, for every format.
+   * The bytes read so far, reading more until `enough(head)` holds, `maxBytes` are in or the
+   * upload ends. A UTF-8 byte order mark is dropped here, once, for every format.
    */
-  async peek(enough: (head: Uint8Array) => boolean): Promise<Uint8Array> {
-    while (!this.ended && !(this.bomChecked && enough(this.head))) {
+  async peek(enough: (head: Uint8Array) => boolean, maxBytes = Infinity): Promise<Uint8Array> {
+    while (
+      !this.ended &&
+      !(this.bomChecked && (this.head.length >= maxBytes || enough(this.head)))
+    ) {
       const next = await this.iterator.next();
       if (next.done === true) {
         this.ended = true;
@@ -67,15 +84,21 @@ export class ByteReader {
     await this.peek(() => true);
     const head = this.head;
     this.head = new Uint8Array(0);
-    if (head.length > 0) yield head;
+    yield* this.slices(head);
     while (!this.ended) {
       const next = await this.iterator.next();
       if (next.done === true) {
         this.ended = true;
       } else {
-        const bytes = toBytes(next.value);
-        if (bytes.length > 0) yield bytes;
+        yield* this.slices(toBytes(next.value));
       }
+    }
+  }
+
+  private async *slices(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+    for (let offset = 0; offset < bytes.length; offset += SLICE_BYTES) {
+      yield bytes.subarray(offset, offset + SLICE_BYTES);
+      if (this.pacer.chunkDone()) await this.pacer.pause();
     }
   }
 

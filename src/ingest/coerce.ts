@@ -3,6 +3,7 @@
  * are typed already and are accepted when correctly typed, or as text spelled as in CSV.
  */
 import type { FieldKind } from './field-kinds.js';
+import { JsonTextError, parseJsonText, showPath } from './json-value.js';
 
 export type Coerced =
   | { kind: 'value'; value: unknown }
@@ -84,18 +85,27 @@ export function coerceText(kind: FieldKind, text: string, listSeparator: string)
     case 'integerList':
     case 'referenceList':
       return listFromItems(kind, splitList(text, listSeparator), listSeparator);
-    case 'object': {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return isPlainObject(parsed)
-        ? value(parsed)
-        : invalid(`${showValue(text)} is not a JSON object`);
-    }
+    case 'object':
+      return objectFromText(text);
   }
+}
+
+/** A JSON object given as text (a CSV cell), read as strictly as a JSON upload's records. */
+function objectFromText(text: string): Coerced {
+  let parsed;
+  try {
+    parsed = parseJsonText(text);
+  } catch (error) {
+    if (!(error instanceof JsonTextError)) throw error;
+    return invalid(`${showValue(text)} is not a JSON object (${error.message})`);
+  }
+  const [problem] = parsed.problems;
+  if (problem !== undefined) {
+    return invalid(`${showValue(text)}: at "${showPath(problem.path)}", ${problem.message}`);
+  }
+  return isPlainObject(parsed.value)
+    ? value(parsed.value)
+    : invalid(`${showValue(text)} is not a JSON object`);
 }
 
 function listFromItems(kind: FieldKind, items: readonly unknown[], listSeparator: string): Coerced {

@@ -4,6 +4,7 @@
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
+import { showValue } from './coerce.js';
 import { checkMappingFields, columnKey, type Mapping } from './mapping.js';
 
 export type ColumnTarget =
@@ -54,8 +55,16 @@ export class ColumnResolver {
   }
 }
 
+/** Columns named in one message, at most; the rest are counted. */
+export const MAX_NAMED_COLUMNS = 20;
+
+/** A name cut to 80 characters, for details. */
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
 function describe(column: string): string {
-  return column.trim() === '' ? '(a column without a name)' : `"${column}"`;
+  return column.trim() === '' ? '(a column without a name)' : showValue(column);
 }
 
 /**
@@ -72,8 +81,8 @@ export function resolveHeader(
     if (earlier !== undefined && column.trim() !== '') {
       throw new PorterError(
         'PORTER_INPUT_UNREADABLE',
-        `Column "${column}" appears twice in the header (columns ${earlier + 1} and ${index + 1}); remove or rename one.`,
-        { details: { line: 1, column } },
+        `Column ${showValue(column)} appears twice in the header (columns ${earlier + 1} and ${index + 1}); remove or rename one.`,
+        { details: { line: 1, column: shorten(column) } },
       );
     }
     seen.set(columnKey(column), index);
@@ -91,7 +100,7 @@ export function resolveHeader(
     if (other !== undefined) {
       throw new PorterError(
         'PORTER_INPUT_UNREADABLE',
-        `Columns "${other}" and "${column}" both fill field "${target.field}"; ignore one of them in a mapping file.`,
+        `Columns ${showValue(other)} and ${showValue(column)} both fill field "${target.field}"; ignore one of them in a mapping file.`,
         { details: { line: 1, field: target.field, columns: [other, column] } },
       );
     }
@@ -101,20 +110,27 @@ export function resolveHeader(
   return fields;
 }
 
-/** The error for columns that match no field, saying how to map or ignore them. */
+/**
+ * The error for columns that match no field, saying how to map or ignore them. It names the
+ * first MAX_NAMED_COLUMNS columns (each shortened) and counts the rest, so a header of
+ * thousands of columns gives a message of a few lines.
+ */
 export function unknownColumnsError(
   columns: readonly string[],
   resource: ResourceName,
 ): PorterError {
-  const names = columns.map(describe).join(', ');
-  const example = columns.find((column) => column.trim() !== '') ?? 'Column';
+  const named = columns.slice(0, MAX_NAMED_COLUMNS);
+  const more = columns.length - named.length;
+  const names = named.map(describe).join(', ') + (more > 0 ? ` and ${more} more` : '');
+  const example = named.find((column) => column.trim() !== '') ?? 'Column';
+  const shownExample = showValue(example);
   const plural = columns.length > 1;
   return new PorterError(
     'PORTER_INPUT_UNKNOWN_COLUMN',
     `${plural ? 'Columns' : 'Column'} ${names} ${plural ? 'match' : 'matches'} no field of ${resource}. ` +
       `Rename ${plural ? 'them' : 'it'} to a field name, map ${plural ? 'them' : 'it'} in a mapping file ` +
-      `({"columns": {${JSON.stringify(example)}: "<field>"}}) or skip ${plural ? 'them' : 'it'} ` +
-      `({"ignore": [${JSON.stringify(example)}]}). Fields of ${resource}: ${Object.keys(RESOURCES[resource].fields).join(', ')}.`,
-    { details: { columns: [...columns] } },
+      `({"columns": {${shownExample}: "<field>"}}) or skip ${plural ? 'them' : 'it'} ` +
+      `({"ignore": [${shownExample}]}). Fields of ${resource}: ${Object.keys(RESOURCES[resource].fields).join(', ')}.`,
+    { details: { columns: named.map(shorten), count: columns.length } },
   );
 }

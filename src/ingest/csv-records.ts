@@ -1,148 +1,64 @@
 /**
- * csv-parse driven by the upload's chunks: every physical record (blank lines included) with
- * the line it starts on, in batches of what one chunk completed.
+ * The CSV tokenizer driven by the upload's chunks: every record with the line it starts on, in
+ * batches of what one chunk completed. Blank lines produce nothing.
  *
  * UTF-8 is checked on the raw chunks (fast, and a character split across chunks is carried
- * over); the byte offset where csv-parse ends each record names the record holding the first
- * invalid byte, which ends the stream flagged `invalidUtf8`.
+ * over); only the bytes before the first invalid one are tokenized, so the record in progress
+ * then is the one holding it, and it ends the stream flagged `invalidUtf8`.
  */
-import { parse, type CsvError } from 'csv-parse';
-import { PorterError } from '../errors/porter-error.js';
 import type { ByteReader } from './byte-source.js';
-import { MAX_RECORD_BYTES } from './options.js';
+import { CsvSyntaxError, CsvTokenizer, type CsvRecord } from './csv-tokenizer.js';
 import { Utf8StreamValidator } from './utf8.js';
 
-export interface PhysicalRecord {
-  cells: string[];
-  /** Line the record starts on. */
-  line: number;
-  /** Set on the record holding the upload's first byte that is not UTF-8. */
+export { CsvSyntaxError };
+
+export interface PhysicalRecord extends CsvRecord {
+  /** Set on the record holding the upload's first byte that is not UTF-8 (its cells are empty). */
   invalidUtf8?: true;
+  /** With `invalidUtf8`: the index of the cell holding that byte. */
+  invalidCell?: number;
 }
 
-/** A syntax error, located by the line its record starts on. */
-export class CsvSyntaxError extends Error {
-  constructor(
-    readonly line: number,
-    readonly reason: string,
-    readonly csvCode?: string,
-  ) {
-    super(reason);
-  }
-}
-
-const REASONS: Readonly<Record<string, string>> = {
-  CSV_QUOTE_NOT_CLOSED: 'a quoted value is never closed (a closing " is missing)',
-  CSV_INVALID_CLOSING_QUOTE:
-    'a quoted value is followed by other characters before the next delimiter (write a " inside a quoted value as "")',
-  INVALID_OPENING_QUOTE:
-    'a " appears inside a value that is not quoted (quote the value and write the inner " as "")',
-  CSV_MAX_RECORD_SIZE: `a record is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB (often a quote that is never closed)`,
-};
-
-/** Line breaks inside a cell (CRLF counts once), so the next record's line is known. */
-function lineBreaks(cell: string): number {
-  if (cell.indexOf('\n') === -1 && cell.indexOf('\r') === -1) return 0;
-  let breaks = 0;
-  for (let index = 0; index < cell.length; index++) {
-    const char = cell.charCodeAt(index);
-    if (char === 0x0a) breaks++;
-    else if (char === 0x0d && cell.charCodeAt(index + 1) !== 0x0a) breaks++;
-  }
-  return breaks;
-}
-
-/**
- * Every physical record of the upload with the line it starts on, blank lines included, in
- * batches of what one chunk completed.
- */
+/** Every non-blank record of the upload with the line it starts on, in batches of one chunk's. */
 export async function* physicalRecords(
   reader: ByteReader,
   delimiter: string,
+  maxRecordBytes: number,
 ): AsyncGenerator<PhysicalRecord[]> {
-  const parsed: string[][] = [];
-  const ends: number[] = [];
-  const parser = parse({
-    delimiter,
-    bom: false,
-    relax_column_count: true,
-    max_record_size: MAX_RECORD_BYTES,
-  });
-  // In flowing mode with nothing buffered, Node emits 'data' inside push(), while csv-parse
-  // runs, so `info.bytes` is still the end offset of that record. It is checked, not trusted:
-  // every record csv-parse counted must have arrived by the time write() returns.
-  parser.on('data', (record: string[]) => {
-    parsed.push(record);
-    ends.push(parser.info.bytes);
-  });
-  parser.on('error', () => {}); // surfaced through the write callbacks below
-  let received = 0;
-  const checkReceived = (): void => {
-    received += parsed.length;
-    if (received !== parser.info.records) {
-      throw new PorterError(
-        'PORTER_INTERNAL',
-        'csv-parse emitted records later than expected; ingest cannot locate them.',
-      );
-    }
-  };
-  const feed = (chunk: Uint8Array | undefined): Promise<CsvError | undefined> =>
-    new Promise((resolve) => {
-      const done = (error?: Error | null): void =>
-        resolve((error ?? undefined) as CsvError | undefined);
-      if (chunk === undefined) parser.end(done);
-      else parser.write(chunk, done);
-    });
-
+  const tokenizer = new CsvTokenizer(delimiter.charCodeAt(0), maxRecordBytes);
   const utf8 = new Utf8StreamValidator();
-  let invalidAt = -1;
-  let nextLine = 1;
-  let bytesSinceRecord = 0;
-  /** The records parsed so far, up to and including the one holding the invalid byte. */
-  function take(): PhysicalRecord[] {
+  let offset = 0;
+  const invalidAt = (): PhysicalRecord => {
+    const { line, cell } = tokenizer.position();
+    return { cells: [], line, invalidUtf8: true, invalidCell: cell };
+  };
+  for await (const chunk of reader.chunks()) {
     const batch: PhysicalRecord[] = [];
-    for (let index = 0; index < parsed.length; index++) {
-      const cells = parsed[index];
-      const record: PhysicalRecord = { cells, line: nextLine };
-      nextLine += 1;
-      for (const cell of cells) nextLine += lineBreaks(cell);
-      batch.push(record);
-      if (invalidAt !== -1 && ends[index] > invalidAt) {
-        record.invalidUtf8 = true;
-        break;
-      }
-    }
-    parsed.length = 0;
-    ends.length = 0;
-    return batch;
-  }
-  try {
-    for await (const chunk of reader.chunks()) {
-      if (invalidAt === -1) invalidAt = utf8.check(chunk);
-      const written = feed(chunk);
-      checkReceived();
-      const error = await written;
-      bytesSinceRecord = parsed.length > 0 ? 0 : bytesSinceRecord + chunk.length;
-      const batch = take();
-      if (batch.length > 0) yield batch;
-      if (batch.at(-1)?.invalidUtf8 === true) return;
-      if (error !== undefined) throw syntaxError(error, nextLine);
-      if (bytesSinceRecord > MAX_RECORD_BYTES) {
-        throw new CsvSyntaxError(nextLine, REASONS.CSV_MAX_RECORD_SIZE, 'CSV_MAX_RECORD_SIZE');
-      }
-    }
-    if (invalidAt === -1) invalidAt = utf8.end();
-    const error = await feed(undefined);
-    checkReceived();
-    const batch = take();
+    const invalid = utf8.check(chunk);
+    // the bad byte may have come with an earlier chunk, as the start of a split character
+    const valid = invalid === -1 ? chunk : chunk.subarray(0, Math.max(0, invalid - offset));
+    offset += chunk.length;
+    // records completed before a syntax error are still handed on, then the error
+    const failure = attempt(() => tokenizer.write(valid, batch));
+    if (failure === undefined && invalid !== -1) batch.push(invalidAt());
     if (batch.length > 0) yield batch;
-    if (batch.at(-1)?.invalidUtf8 === true) return;
-    if (error !== undefined) throw syntaxError(error, nextLine);
-  } finally {
-    parser.destroy();
+    if (failure !== undefined) throw failure;
+    if (invalid !== -1) return;
   }
+  const batch: PhysicalRecord[] = [];
+  const incomplete = utf8.end() !== -1;
+  const failure = incomplete ? undefined : attempt(() => tokenizer.end(batch));
+  if (incomplete) batch.push(invalidAt());
+  if (batch.length > 0) yield batch;
+  if (failure !== undefined) throw failure;
 }
 
-function syntaxError(error: CsvError, line: number): CsvSyntaxError {
-  return new CsvSyntaxError(line, REASONS[error.code] ?? error.message, error.code);
+function attempt(action: () => void): CsvSyntaxError | undefined {
+  try {
+    action();
+    return undefined;
+  } catch (error) {
+    if (error instanceof CsvSyntaxError) return error;
+    throw error;
+  }
 }

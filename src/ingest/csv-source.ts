@@ -5,19 +5,22 @@
  * upload stops with PORTER_INPUT_UNREADABLE naming the row and the line it starts on.
  *
  * Decisions: blank rows and rows whose cells are all empty are skipped and not counted; a row
- * with more or fewer cells than the header is an invalid record, not a broken file.
+ * with more or fewer cells than the header is an invalid record, not a broken file; a row
+ * larger than the record limit fails alone (PORTER_RECORD_TOO_LARGE), unread.
  */
 import { PorterError } from '../errors/porter-error.js';
+import { showValue } from './coerce.js';
 import type { ByteReader } from './byte-source.js';
 import { CsvSyntaxError, physicalRecords, type PhysicalRecord } from './csv-records.js';
 import { detectDelimiter, firstLineEnd } from './detect-delimiter.js';
+import { tooLargeProblem } from './record-limit.js';
 import type { RawRecord, RecordSource } from './types.js';
 
 /** How much is read, at most, to find the end of the header line for delimiter detection. */
 const HEADER_PEEK_BYTES = 1024 * 1024;
 
-function isBlank(cells: readonly string[]): boolean {
-  return cells.every((cell) => cell.trim() === '');
+function isBlank(record: PhysicalRecord): boolean {
+  return record.tooLarge === undefined && record.cells.every((cell) => cell.trim() === '');
 }
 
 function unreadable(
@@ -33,13 +36,12 @@ const UTF8_ADVICE = 'save the file as UTF-8 and upload it again';
 /** Reads the header and returns the records that follow, one per data row. */
 export async function openCsvSource(
   reader: ByteReader,
-  givenDelimiter?: string,
+  givenDelimiter: string | undefined,
+  maxRecordBytes: number,
 ): Promise<RecordSource> {
-  const head = await reader.peek(
-    (bytes) => firstLineEnd(bytes) !== -1 || bytes.length >= HEADER_PEEK_BYTES,
-  );
+  const head = await reader.peek((bytes) => firstLineEnd(bytes) !== -1, HEADER_PEEK_BYTES);
   const delimiter = givenDelimiter ?? detectDelimiter(head);
-  const physical = physicalRecords(reader, delimiter);
+  const physical = physicalRecords(reader, delimiter, maxRecordBytes);
 
   let header: PhysicalRecord | undefined;
   let rest: PhysicalRecord[] = [];
@@ -47,9 +49,7 @@ export async function openCsvSource(
     while (header === undefined) {
       const next = await physical.next();
       if (next.done === true) break;
-      const at = next.value.findIndex(
-        (record) => record.invalidUtf8 === true || !isBlank(record.cells),
-      );
+      const at = next.value.findIndex((record) => record.invalidUtf8 === true || !isBlank(record));
       if (at !== -1) {
         header = next.value[at];
         rest = next.value.slice(at + 1);
@@ -74,14 +74,26 @@ export async function openCsvSource(
       line: header.line,
     });
   }
+  if (header.tooLarge !== undefined) {
+    throw unreadable(
+      `The CSV header (line ${header.line}) is ${header.tooLarge} bytes, more than the ${maxRecordBytes} bytes a record may have (PORTER_MAX_RECORD_BYTES).`,
+      { line: header.line, maxRecordBytes },
+    );
+  }
   const columns = header.cells;
-  return { format: 'csv', columns, delimiter, records: dataRecords(rest, physical, columns) };
+  return {
+    format: 'csv',
+    columns,
+    delimiter,
+    records: dataRecords(rest, physical, columns, maxRecordBytes),
+  };
 }
 
 async function* dataRecords(
   first: PhysicalRecord[],
   physical: AsyncGenerator<PhysicalRecord[]>,
   columns: readonly string[],
+  maxRecordBytes: number,
 ): AsyncGenerator<RawRecord[]> {
   let row = 0;
   let pendingError: PorterError | undefined;
@@ -92,9 +104,9 @@ async function* dataRecords(
         pendingError = utf8Error(physicalRecord, row + 1, columns);
         break;
       }
-      if (isBlank(physicalRecord.cells)) continue;
+      if (isBlank(physicalRecord)) continue;
       row++;
-      records.push(toRawRecord(physicalRecord, row, columns));
+      records.push(toRawRecord(physicalRecord, row, columns, maxRecordBytes));
     }
     return records;
   };
@@ -121,10 +133,9 @@ async function* dataRecords(
 }
 
 function utf8Error(record: PhysicalRecord, row: number, columns: readonly string[]): PorterError {
-  // csv-parse decoded the bad bytes as U+FFFD; the first cell showing one is the likely culprit
-  const index = record.cells.findIndex((cell) => cell.includes('\uFFFD'));
-  const column = index === -1 ? undefined : (columns[index] ?? `#${index + 1}`);
-  const where = column === undefined ? '' : `, column "${column}",`;
+  const index = record.invalidCell ?? 0;
+  const column = columns[index] ?? `#${index + 1}`;
+  const where = `, column ${showValue(column)},`;
   return unreadable(
     `Row ${row} (line ${record.line})${where} is not valid UTF-8; ${UTF8_ADVICE}.`,
     {
@@ -135,8 +146,22 @@ function utf8Error(record: PhysicalRecord, row: number, columns: readonly string
   );
 }
 
-function toRawRecord(record: PhysicalRecord, row: number, columns: readonly string[]): RawRecord {
+function toRawRecord(
+  record: PhysicalRecord,
+  row: number,
+  columns: readonly string[],
+  maxRecordBytes: number,
+): RawRecord {
   const { cells, line } = record;
+  if (record.tooLarge !== undefined) {
+    return {
+      row,
+      line,
+      input: {},
+      text: true,
+      problem: tooLargeProblem(record.tooLarge, maxRecordBytes),
+    };
+  }
   const input: Record<string, unknown> = {};
   for (let index = 0; index < cells.length; index++) {
     input[index < columns.length ? columns[index] : `#${index + 1}`] = cells[index];

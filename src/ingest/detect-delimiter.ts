@@ -6,10 +6,20 @@ const CR = 0x0d;
 const LF = 0x0a;
 const CANDIDATE_BYTES = CSV_DELIMITERS.map((delimiter) => delimiter.charCodeAt(0));
 
-/** Index of the line break ending the first line (quotes respected), or -1 if not seen yet. */
+/** Index of the first byte that is not a line break: blank lines before the header are skipped. */
+function firstLineStart(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length && (bytes[index] === LF || bytes[index] === CR)) index++;
+  return index;
+}
+
+/**
+ * Index of the line break ending the first non-blank line (quotes respected), or -1 if not
+ * seen yet.
+ */
 export function firstLineEnd(bytes: Uint8Array): number {
   let quoted = false;
-  for (let index = 0; index < bytes.length; index++) {
+  for (let index = firstLineStart(bytes); index < bytes.length; index++) {
     const byte = bytes[index];
     if (byte === QUOTE) quoted = !quoted;
     else if (!quoted && (byte === LF || byte === CR)) return index;
@@ -24,7 +34,7 @@ export function firstLineEnd(bytes: Uint8Array): number {
  */
 export function detectDelimiter(head: Uint8Array): string {
   const end = firstLineEnd(head);
-  const line = end === -1 ? head : head.subarray(0, end);
+  const line = head.subarray(firstLineStart(head), end === -1 ? head.length : end);
   const counts = new Array<number>(CANDIDATE_BYTES.length).fill(0);
   let quoted = false;
   for (const byte of line) {

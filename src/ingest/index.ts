@@ -28,14 +28,18 @@
  *   (left as is, or cleared with emptyAsClear), except for `searchFilter` where it is a value.
  * - emptyAsClear never clears an id or the natural key. A delete may name users by `userId` and
  *   groups by `id` instead of the key, as the spec's DELETE allows.
- * - Records larger than MAX_RECORD_BYTES (a runaway quote, a missing line break) make the upload
- *   unreadable rather than fill the memory.
+ * - A record larger than `maxRecordBytes` (default 1 MiB) is not kept: the parser reads on to its
+ *   end and the record fails alone with PORTER_RECORD_TOO_LARGE. A runaway CSV quote therefore
+ *   reads to the end of the upload in bounded memory and ends it unreadable (quote not closed).
  */
 export { ingest, type IngestRun } from './ingest.js';
 export type { IngestSource } from './byte-source.js';
 export { checkIngestOptions, type IngestOptions } from './options.js';
-export { CSV_DELIMITERS, DEFAULT_LIST_SEPARATOR, MAX_RECORD_BYTES } from './options.js';
+export { CSV_DELIMITERS, DEFAULT_LIST_SEPARATOR } from './options.js';
+export { DEFAULT_MAX_RECORD_BYTES } from './record-limit.js';
 export type { IngestHeader, IngestItem } from './types.js';
 export { INPUT_FORMATS, detectFormat, type InputFormat } from './detect-format.js';
 export { loadMapping, checkMappingFields, type Mapping } from './mapping.js';
 export { fieldKinds, type FieldKind } from './field-kinds.js';
+export { lookalikeKey } from './lookalike.js';
+export { keyTextProblem } from './canonical-key.js';

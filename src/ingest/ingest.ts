@@ -1,7 +1,8 @@
 /**
  * The ingest pipeline: parse (CSV / JSON / NDJSON) → map columns → coerce → validate, one
  * record at a time. Items are produced only as the consumer pulls them, and the upload is read
- * only as far as needed for that, so memory stays flat whatever the upload's size.
+ * only as far as needed for that, so memory stays flat whatever the upload's size. The work is
+ * done in slices (pacer.ts): the event loop gets a turn at least every few milliseconds.
  */
 import { PorterError } from '../errors/porter-error.js';
 import { ByteReader, type IngestSource } from './byte-source.js';
@@ -15,7 +16,11 @@ import { openNdjsonSource } from './ndjson-source.js';
 import { resolveIngestOptions, type IngestOptions, type IngestSettings } from './options.js';
 import { RecordBuilder } from './record-builder.js';
 import type { IngestHeader, IngestItem, RawRecord } from './types.js';
+import { Pacer } from './pacer.js';
 import { looksLikeUtf16 } from './utf8.js';
+
+/** How far the start is searched for the first character that is not blank. */
+const FORMAT_PEEK_BYTES = 64 * 1024;
 
 export interface IngestRun {
   /**
@@ -50,13 +55,14 @@ export function ingest(source: IngestSource, options: IngestOptions): IngestRun 
   const settings = resolveIngestOptions(options);
   const resolver = new ColumnResolver(settings.resource, settings.mapping);
   const builder = new RecordBuilder(settings, resolver);
-  const reader = new ByteReader(source);
+  const pacer = new Pacer();
+  const reader = new ByteReader(source, pacer);
   const opened = open(reader, settings, resolver);
   // Both are also awaited by `items`; these handlers only keep an unobserved refusal quiet.
   opened.catch(() => {});
   const header = opened.then((state) => state.header);
   header.catch(() => {});
-  return { header, items: produce(opened, reader, builder) };
+  return { header, items: produce(opened, reader, builder, pacer) };
 }
 
 async function open(
@@ -65,8 +71,8 @@ async function open(
   resolver: ColumnResolver,
 ): Promise<Opened> {
   try {
-    const head = await reader.peek((bytes) => firstContentIndex(bytes) !== -1);
-    if (firstContentIndex(head) === -1) {
+    const head = await reader.peek((bytes) => firstContentIndex(bytes) !== -1, FORMAT_PEEK_BYTES);
+    if (firstContentIndex(head) === -1 && reader.exhausted) {
       throw new PorterError('PORTER_INPUT_EMPTY', 'The upload is empty: it holds no records.');
     }
     if (looksLikeUtf16(head)) {
@@ -78,7 +84,7 @@ async function open(
     }
     const format = detectFormat(settings, head);
     if (format === 'csv') {
-      const source = await openCsvSource(reader, settings.delimiter);
+      const source = await openCsvSource(reader, settings.delimiter, settings.maxRecordBytes);
       const columns = source.columns ?? [];
       const fields = resolveHeader(columns, resolver);
       return {
@@ -86,7 +92,10 @@ async function open(
         records: isPorterReport(columns) ? restoreReportCells(source.records) : source.records,
       };
     }
-    const source = format === 'json' ? await openJsonSource(reader) : openNdjsonSource(reader);
+    const source =
+      format === 'json'
+        ? await openJsonSource(reader, settings.maxRecordBytes)
+        : openNdjsonSource(reader, settings.maxRecordBytes);
     const first = await source.records.next();
     if (first.done === true) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[format]);
     const columns = Object.keys(first.value[0].input);
@@ -106,16 +115,23 @@ async function* produce(
   opened: Promise<Opened>,
   reader: ByteReader,
   builder: RecordBuilder,
+  pacer: Pacer,
 ): AsyncGenerator<IngestItem> {
   try {
     const { header, first, records } = await opened;
     let count = 0;
     if (first !== undefined) {
-      for (const raw of first) yield builder.build(raw);
+      for (const raw of first) {
+        yield builder.build(raw);
+        if (pacer.recordDone()) await pacer.pause();
+      }
       count += first.length;
     }
     for await (const batch of records) {
-      for (const raw of batch) yield builder.build(raw);
+      for (const raw of batch) {
+        yield builder.build(raw);
+        if (pacer.recordDone()) await pacer.pause();
+      }
       count += batch.length;
     }
     if (count === 0) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[header.format]);

@@ -1,25 +1,43 @@
 /**
- * JSON uploads: one array of records, parsed as it streams (`$.*`, without keeping parsed
- * elements), so the array is never held whole. JSON has no lines worth reporting; errors name
- * the record. An element that is not an object is an invalid record, not a broken file.
+ * JSON uploads: one array of records, split as it streams (json-splitter.ts) and each element
+ * parsed strictly (json-value.ts), so the array is never held whole and no record is larger in
+ * memory than the record limit. JSON has no lines worth reporting; errors name the record. An
+ * element that is not an object, or too large, is an invalid record, not a broken file.
  */
-import { JSONParser } from '@streamparser/json';
 import { PorterError } from '../errors/porter-error.js';
 import type { ByteReader } from './byte-source.js';
 import { firstContentIndex } from './detect-format.js';
-import { rawFromJsonValue } from './json-record.js';
+import { rawFromJson } from './json-record.js';
+import { JsonArraySplitter, JsonArraySyntaxError, type JsonElement } from './json-splitter.js';
+import { JsonTextError, MAX_JSON_DEPTH, parseJsonText } from './json-value.js';
+import { tooLargeProblem } from './record-limit.js';
 import type { RawRecord, RecordSource } from './types.js';
-import { InvalidUtf8Error, Utf8ChunkDecoder } from './utf8.js';
+import { Utf8StreamValidator } from './utf8.js';
 
-function unreadable(message: string, row: number, cause?: unknown): PorterError {
-  return new PorterError('PORTER_INPUT_UNREADABLE', message, { details: { row }, cause });
+/** How far the start is searched for the opening "[" before the splitter takes over. */
+const OPENING_PEEK_BYTES = 64 * 1024;
+
+function unreadable(
+  message: string,
+  row: number,
+  cause?: unknown,
+  extra: Record<string, unknown> = {},
+): PorterError {
+  return new PorterError('PORTER_INPUT_UNREADABLE', message, {
+    details: { row, ...extra },
+    cause,
+  });
 }
 
 /** Checks that the upload is a JSON array and returns its elements as records. */
-export async function openJsonSource(reader: ByteReader): Promise<RecordSource> {
-  const head = await reader.peek((bytes) => firstContentIndex(bytes) !== -1);
-  const first = head[firstContentIndex(head)];
-  if (first !== 0x5b) {
+export async function openJsonSource(
+  reader: ByteReader,
+  maxRecordBytes: number,
+): Promise<RecordSource> {
+  const head = await reader.peek((bytes) => firstContentIndex(bytes) !== -1, OPENING_PEEK_BYTES);
+  const index = firstContentIndex(head);
+  const first = index === -1 ? undefined : head[index];
+  if (first !== undefined && first !== 0x5b) {
     const hint =
       first === 0x7b
         ? '; it starts with "{" — for one record per line, upload it as NDJSON (.ndjson)'
@@ -30,76 +48,92 @@ export async function openJsonSource(reader: ByteReader): Promise<RecordSource> 
       { details: { row: 1 } },
     );
   }
-  return { format: 'json', records: jsonRecords(reader) };
+  return { format: 'json', records: jsonRecords(reader, maxRecordBytes) };
 }
 
-async function* jsonRecords(reader: ByteReader): AsyncGenerator<RawRecord[]> {
-  const batch: unknown[] = [];
-  const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
-  parser.onValue = ({ value }) => {
-    batch.push(value);
-  };
-  const decoder = new Utf8ChunkDecoder();
+async function* jsonRecords(
+  reader: ByteReader,
+  maxRecordBytes: number,
+): AsyncGenerator<RawRecord[]> {
+  const splitter = new JsonArraySplitter(maxRecordBytes, MAX_JSON_DEPTH);
+  const utf8 = new Utf8StreamValidator();
+  let offset = 0;
   let row = 0;
-  function drain(): RawRecord[] {
-    const records = batch.map((value) => rawFromJsonValue(value, ++row));
-    batch.length = 0;
-    return records;
-  }
-  /** Feeds text; records it completed are drained by the caller even when it fails. */
-  function write(text: string): unknown {
-    if (parser.isEnded) {
-      if (text.trim() === '') return undefined;
-      return new Error('there is more after the closing "]" of the array');
+  /** The records of the elements; a failure to parse one ends the batch and is returned. */
+  function convert(
+    elements: readonly JsonElement[],
+    records: RawRecord[],
+  ): PorterError | undefined {
+    for (const element of elements) {
+      row++;
+      if (element.tooLarge !== undefined) {
+        const problem = tooLargeProblem(element.tooLarge, maxRecordBytes);
+        records.push({ row, input: {}, text: false, problem });
+        continue;
+      }
+      try {
+        const text = Buffer.from(
+          element.bytes.buffer,
+          element.bytes.byteOffset,
+          element.bytes.length,
+        ).toString('utf8');
+        records.push(rawFromJson(parseJsonText(text), row));
+      } catch (error) {
+        if (!(error instanceof JsonTextError)) throw error;
+        return unreadable(
+          `Cannot read the JSON upload at record ${row}: ${error.message}.`,
+          row,
+          error,
+          error.depthLimit === undefined ? {} : { depthLimit: error.depthLimit },
+        );
+      }
     }
-    try {
-      parser.write(text);
-      return undefined;
-    } catch (error) {
-      return error;
-    }
+    return undefined;
   }
 
   for await (const chunk of reader.chunks()) {
-    let text: string;
-    let utf8Error: InvalidUtf8Error | undefined;
+    const invalid = utf8.check(chunk);
+    const valid = invalid === -1 ? chunk : chunk.subarray(0, Math.max(0, invalid - offset));
+    offset += chunk.length;
+    const elements: JsonElement[] = [];
+    let failure: PorterError | undefined;
     try {
-      text = decoder.decode(chunk);
+      splitter.write(valid, elements);
     } catch (error) {
-      if (!(error instanceof InvalidUtf8Error)) throw error;
-      utf8Error = error;
-      text = error.text;
+      if (!(error instanceof JsonArraySyntaxError)) throw error;
+      failure = arrayError(error, row + elements.length + 1);
     }
-    const parseError = write(text);
-    const records = drain();
+    const records: RawRecord[] = [];
+    failure = convert(elements, records) ?? failure;
+    // the records before a broken one are still produced, then the upload stops
     if (records.length > 0) yield records;
-    if (parseError !== undefined) {
-      const reason = parseError instanceof Error ? parseError.message : String(parseError);
-      throw unreadable(
-        `Cannot read the JSON upload after record ${row}: ${reason}.`,
-        row + 1,
-        parseError,
-      );
-    }
-    if (utf8Error !== undefined) {
+    if (failure !== undefined) throw failure;
+    if (invalid !== -1) {
       throw unreadable(
         `The JSON upload is not valid UTF-8 in record ${row + 1}; save the file as UTF-8 and upload it again.`,
         row + 1,
       );
     }
   }
-  try {
-    decoder.end();
-  } catch {
+  if (utf8.end() !== -1) {
     throw unreadable(
       'The JSON upload ends in the middle of a UTF-8 character; the file is truncated.',
       row + 1,
     );
   }
-  if (!parser.isEnded) {
-    throw unreadable(
-      `The JSON upload ends in the middle of the array, after record ${row}; the file is truncated or a "]" is missing.`,
-      row + 1,
-    );
+  try {
+    splitter.end();
+  } catch (error) {
+    if (!(error instanceof JsonArraySyntaxError)) throw error;
+    throw arrayError(error, row + 1);
   }
+}
+
+function arrayError(error: JsonArraySyntaxError, row: number): PorterError {
+  return unreadable(
+    `Cannot read the JSON upload at record ${row}: ${error.message}.`,
+    row,
+    error,
+    error.depthLimit === undefined ? {} : { depthLimit: error.depthLimit },
+  );
 }

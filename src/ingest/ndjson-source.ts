@@ -1,72 +1,98 @@
 /**
  * NDJSON uploads: one JSON record per line, blank lines skipped. Lines are cut at the byte
  * 0x0A, which never occurs inside a multibyte UTF-8 character, and each line is decoded whole.
+ * A line longer than the record limit is not kept: it fails alone (PORTER_RECORD_TOO_LARGE).
  * A line that is not valid UTF-8 or not valid JSON makes the file unreadable, naming the line.
  */
 import { PorterError } from '../errors/porter-error.js';
 import type { ByteReader } from './byte-source.js';
 import { isJsonWhitespace } from './detect-format.js';
-import { rawFromJsonValue } from './json-record.js';
-import { MAX_RECORD_BYTES } from './options.js';
+import { rawFromJson } from './json-record.js';
+import { JsonTextError, parseJsonText } from './json-value.js';
+import { tooLargeProblem } from './record-limit.js';
 import type { RawRecord, RecordSource } from './types.js';
 import { decodeUtf8 } from './utf8.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
 
-function unreadable(message: string, row: number, line: number, cause?: unknown): PorterError {
-  return new PorterError('PORTER_INPUT_UNREADABLE', message, { details: { row, line }, cause });
+function unreadable(
+  message: string,
+  row: number,
+  line: number,
+  cause?: unknown,
+  extra: Record<string, unknown> = {},
+): PorterError {
+  return new PorterError('PORTER_INPUT_UNREADABLE', message, {
+    details: { row, line, ...extra },
+    cause,
+  });
 }
 
 /** The records of an NDJSON upload. */
-export function openNdjsonSource(reader: ByteReader): RecordSource {
-  return { format: 'ndjson', records: ndjsonRecords(reader) };
+export function openNdjsonSource(reader: ByteReader, maxRecordBytes: number): RecordSource {
+  return { format: 'ndjson', records: ndjsonRecords(reader, maxRecordBytes) };
 }
 
-/** The lines of the upload as bytes, without their line break, in batches of one chunk's lines. */
-async function* byteLines(reader: ByteReader): AsyncGenerator<Uint8Array[]> {
+/** A line's bytes, or the size of a line over the limit (its bytes were not kept). */
+type Line = Uint8Array | number;
+
+/** The lines of the upload without their line break, in batches of one chunk's lines. */
+async function* byteLines(reader: ByteReader, maxRecordBytes: number): AsyncGenerator<Line[]> {
   let pending: Uint8Array[] = [];
+  /** Bytes of the line in progress so far, kept or not. */
   let pendingBytes = 0;
-  let line = 1;
+  let tooLarge = false;
   for await (const chunk of reader.chunks()) {
-    const lines: Uint8Array[] = [];
+    const lines: Line[] = [];
     let start = 0;
     for (let end = chunk.indexOf(LF); end !== -1; end = chunk.indexOf(LF, start)) {
       const piece = chunk.subarray(start, end);
-      lines.push(pending.length === 0 ? piece : Buffer.concat([...pending, piece]));
+      const size = pendingBytes + piece.length;
+      if (tooLarge || size > maxRecordBytes) lines.push(size);
+      else lines.push(pending.length === 0 ? piece : Buffer.concat([...pending, piece]));
       pending = [];
       pendingBytes = 0;
-      line++;
+      tooLarge = false;
       start = end + 1;
     }
     if (lines.length > 0) yield lines;
     if (start < chunk.length) {
-      pending.push(chunk.subarray(start));
       pendingBytes += chunk.length - start;
-      if (pendingBytes > MAX_RECORD_BYTES) {
-        throw new PorterError(
-          'PORTER_INPUT_UNREADABLE',
-          `NDJSON line ${line} is longer than ${MAX_RECORD_BYTES / 1024 / 1024} MiB; is this really one record per line?`,
-          { details: { line } },
-        );
+      if (tooLarge || pendingBytes > maxRecordBytes) {
+        // stop keeping the line; it is read to its end and reported by its size
+        tooLarge = true;
+        pending = [];
+      } else {
+        pending.push(chunk.subarray(start));
       }
     }
   }
-  if (pending.length > 0) yield [Buffer.concat(pending)];
+  if (tooLarge) yield [pendingBytes];
+  else if (pending.length > 0) yield [Buffer.concat(pending)];
 }
 
 function isBlankLine(bytes: Uint8Array): boolean {
   return bytes.every(isJsonWhitespace);
 }
 
-async function* ndjsonRecords(reader: ByteReader): AsyncGenerator<RawRecord[]> {
+async function* ndjsonRecords(
+  reader: ByteReader,
+  maxRecordBytes: number,
+): AsyncGenerator<RawRecord[]> {
   let line = 0;
   let row = 0;
-  for await (const lines of byteLines(reader)) {
+  for await (const lines of byteLines(reader, maxRecordBytes)) {
     const records: RawRecord[] = [];
     let failure: PorterError | undefined;
     for (let bytes of lines) {
       line++;
+      if (typeof bytes === 'number') {
+        row++;
+        const problem = tooLargeProblem(bytes, maxRecordBytes);
+        records.push({ row, line, input: {}, text: false, problem });
+        continue;
+      }
       if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, -1);
       if (isBlankLine(bytes)) continue;
       row++;
@@ -75,7 +101,7 @@ async function* ndjsonRecords(reader: ByteReader): AsyncGenerator<RawRecord[]> {
         failure = parsed;
         break;
       }
-      records.push(rawFromJsonValue(parsed.value, row, line));
+      records.push(parsed);
     }
     // the records before a broken line are still produced, then the upload stops
     if (records.length > 0) yield records;
@@ -83,7 +109,7 @@ async function* ndjsonRecords(reader: ByteReader): AsyncGenerator<RawRecord[]> {
   }
 }
 
-function parseLine(bytes: Uint8Array, row: number, line: number): { value: unknown } | PorterError {
+function parseLine(bytes: Uint8Array, row: number, line: number): RawRecord | PorterError {
   const text = decodeUtf8(bytes);
   if (text === undefined) {
     return unreadable(
@@ -93,14 +119,15 @@ function parseLine(bytes: Uint8Array, row: number, line: number): { value: unkno
     );
   }
   try {
-    return { value: JSON.parse(text) as unknown };
+    return rawFromJson(parseJsonText(text), row, line);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    if (!(error instanceof JsonTextError)) throw error;
     return unreadable(
-      `NDJSON line ${line} (record ${row}) is not valid JSON: ${reason}.`,
+      `NDJSON line ${line} (record ${row}) is not valid JSON: ${error.message}.`,
       row,
       line,
       error,
+      error.depthLimit === undefined ? {} : { depthLimit: error.depthLimit },
     );
   }
 }

@@ -5,6 +5,7 @@ import { IMPORT_MODES, type ImportMode } from '../model/import.js';
 import type { InputFormat } from './detect-format.js';
 import { INPUT_FORMATS } from './detect-format.js';
 import { checkMappingFields, type Mapping } from './mapping.js';
+import { DEFAULT_MAX_RECORD_BYTES } from './record-limit.js';
 
 export interface IngestOptions {
   resource: ResourceName;
@@ -21,6 +22,8 @@ export interface IngestOptions {
   mapping?: Mapping;
   /** Whether an empty cell clears a field ("" / [] / {}) instead of leaving it as is. Default false. */
   emptyAsClear?: boolean;
+  /** Largest record in bytes (CSV row, JSON element, NDJSON line); a larger one fails alone. Default 1 MiB. */
+  maxRecordBytes?: number;
 }
 
 /** The options with defaults applied. */
@@ -34,13 +37,8 @@ export interface IngestSettings {
   listSeparator: string;
   mapping?: Mapping;
   emptyAsClear: boolean;
+  maxRecordBytes: number;
 }
-
-/**
- * Largest record (CSV value or row, NDJSON line) read before the upload is refused: past it,
- * a runaway quote or a missing line break would otherwise fill the memory.
- */
-export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 
 export const CSV_DELIMITERS: readonly string[] = [',', ';', '\t', '|'];
 export const DEFAULT_LIST_SEPARATOR = '|';
@@ -74,6 +72,10 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
   if (delimiter !== undefined && !CSV_DELIMITERS.includes(delimiter)) {
     throw usage(`Unsupported delimiter ${JSON.stringify(delimiter)}; use ",", ";", tab or "|".`);
   }
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+  if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes <= 0) {
+    throw usage(`The record size limit must be a positive number of bytes, not ${maxRecordBytes}.`);
+  }
   const listSeparator = options.listSeparator ?? DEFAULT_LIST_SEPARATOR;
   if (listSeparator.length === 0) {
     throw usage('The list separator cannot be empty; the default is "|".');
@@ -88,6 +90,7 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     listSeparator,
     mapping: options.mapping,
     emptyAsClear: options.emptyAsClear ?? false,
+    maxRecordBytes,
   };
 }
 

@@ -6,10 +6,11 @@
 import { RESOURCES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { unknownColumnsError, type ColumnResolver } from './columns.js';
-import { coerceJson, coerceText } from './coerce.js';
+import { keyTextProblem } from './canonical-key.js';
+import { coerceJson, coerceText, showValue } from './coerce.js';
 import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
 import type { IngestSettings } from './options.js';
-import type { IngestItem, RawRecord } from './types.js';
+import type { IngestItem, RawRecord, RecordErrorCode } from './types.js';
 import { missingKey, recordWarnings } from './validate.js';
 
 interface Problem {
@@ -18,6 +19,9 @@ interface Problem {
   /** The problem without the row prefix. */
   message: string;
 }
+
+/** At most this many problems of one record are spelled out in its error; the rest counted. */
+const MAX_LISTED_PROBLEMS = 5;
 
 function clearedValue(kind: FieldKind): unknown {
   if (kind === 'stringList' || kind === 'integerList' || kind === 'referenceList') return [];
@@ -68,7 +72,9 @@ export class RecordBuilder {
 
   /** The item for one raw record. */
   build(raw: RawRecord): IngestItem {
-    if (raw.problem !== undefined) return this.invalid(raw, [raw.problem]);
+    if (raw.problem !== undefined) {
+      return this.invalid(raw, [raw.problem], {}, raw.problem.code ?? 'PORTER_ROW_INVALID');
+    }
     const record: Record<string, unknown> = {};
     const columnOf = new Map<string, string>();
     const warnings: string[] = [];
@@ -97,7 +103,7 @@ export class RecordBuilder {
         problems.push({
           field,
           value: given,
-          message: `field "${field}" is given twice ("${earlier}" and "${column}")`,
+          message: `field "${field}" is given twice (${showValue(earlier)} and ${showValue(column)})`,
         });
         continue;
       }
@@ -117,7 +123,12 @@ export class RecordBuilder {
     for (const [field, value] of this.defaults) {
       if (!Object.hasOwn(record, field)) record[field] = copy(value);
     }
-    const missing = missingKey(this.settings.resource, this.settings.mode, record);
+    const keyProblem = this.keyProblem(record);
+    const missing =
+      keyProblem === undefined
+        ? missingKey(this.settings.resource, this.settings.mode, record)
+        : undefined;
+    if (keyProblem !== undefined) problems.push(keyProblem);
     if (missing !== undefined) {
       const column = columnOf.get(missing.field);
       problems.push({
@@ -131,21 +142,40 @@ export class RecordBuilder {
     return { kind: 'record', row: raw.row, line: raw.line, input: raw.input, record, warnings };
   }
 
+  /** A username or group name that cannot be a key (see canonical-key.ts). */
+  private keyProblem(record: Record<string, unknown>): Problem | undefined {
+    if (this.settings.resource === 'acls') return undefined;
+    const field = RESOURCES[this.settings.resource].keyField;
+    const key = record[field];
+    // a blank key is a missing one, said by missingKey
+    if (typeof key !== 'string' || key.trim() === '') return undefined;
+    const reason = keyTextProblem(key);
+    if (reason === undefined) return undefined;
+    delete record[field];
+    return { field, value: key, message: `field "${field}" ${reason}` };
+  }
+
   private invalid(
     raw: RawRecord,
     problems: readonly Problem[],
     record: Record<string, unknown> = {},
+    errorCode: RecordErrorCode = 'PORTER_ROW_INVALID',
   ): IngestItem {
     const [first] = problems;
-    const text = problems.map((problem) => problem.message).join('; ');
+    const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((problem) => problem.message);
+    const more = problems.length - listed.length;
+    const text = listed.join('; ') + (more > 0 ? `; and ${more} more problems` : '');
     const key = record[RESOURCES[this.settings.resource].keyField];
     return {
       kind: 'invalid',
       row: raw.row,
       line: raw.line,
       input: raw.input,
-      errorCode: 'PORTER_ROW_INVALID',
-      key: typeof key === 'string' && key.trim() !== '' ? key : undefined,
+      errorCode,
+      key:
+        typeof key === 'string' && key.trim() !== '' && keyTextProblem(key) === undefined
+          ? key
+          : undefined,
       field: first.field,
       value: first.value,
       error: `row ${raw.row}: ${text}`,

@@ -19,7 +19,8 @@ export type IngestItem =
       row: number;
       line?: number;
       input: Record<string, unknown>;
-      errorCode: 'PORTER_ROW_INVALID';
+      /** PORTER_RECORD_TOO_LARGE for a record over the size limit, which was not read. */
+      errorCode: RecordErrorCode;
       /** The record's key (username, group or ACL name) when it was given and valid. */
       key?: string;
       /** The (first) field the error is about. */
@@ -40,6 +41,8 @@ export interface IngestHeader {
   delimiter?: string;
 }
 
+export type RecordErrorCode = 'PORTER_ROW_INVALID' | 'PORTER_RECORD_TOO_LARGE';
+
 /** One record as a parser read it, before mapping and coercion. */
 export interface RawRecord {
   row: number;
@@ -47,8 +50,8 @@ export interface RawRecord {
   input: Record<string, unknown>;
   /** True when values are CSV text; false for typed JSON values. */
   text: boolean;
-  /** Why the record cannot be used at all (wrong number of cells, not a JSON object). */
-  problem?: { message: string; field?: string; value?: unknown };
+  /** Why the record cannot be used at all (wrong number of cells, not a JSON object, too large). */
+  problem?: { message: string; field?: string; value?: unknown; code?: RecordErrorCode };
 }
 
 /** A parser opened on an upload: its header (known before the first record) and its records. */

@@ -109,8 +109,9 @@ export interface ImportOptions {
   emptyAsClear: boolean;
   allowAdmin: boolean;
   /**
-   * Accept a key that looks like another key (case, width, confusable letters) instead of
-   * refusing it with PORTER_KEY_LOOKALIKE. @defaultValue false
+   * Accept usernames and group names that look like another one of the same upload (equal
+   * under case folding, NFKC or a confusables skeleton). Default false: such a record fails
+   * PORTER_KEY_LOOKALIKE.
    */
   allowLookalike?: boolean;
   /** Stop the import once this many records failed (a number, or a percentage like "5%"). */

@@ -41,3 +41,8 @@ export function importEventsChannel(prefix: string): string {
 export function uploadKeysKey(prefix: string, importId: string): string {
   return `${prefix}:import:${importId}:keys`;
 }
+
+/** Hash of the upload's look-alike key forms (form → "row:key"): look-alikes in the upload and on the server. */
+export function uploadLookalikesKey(prefix: string, importId: string): string {
+  return `${prefix}:import:${importId}:lookalikes`;
+}

@@ -3,7 +3,7 @@
  * server accepts, and call counters. Kept beside the import's other keys, with the same TTL.
  */
 import type { Redis } from 'ioredis';
-import { uploadKeysKey } from './import-keys.js';
+import { uploadKeysKey, uploadLookalikesKey } from './import-keys.js';
 
 const LOWER = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
@@ -160,20 +160,63 @@ export class ImportHealth {
   }
 }
 
+/**
+ * ARGV: a flag ('1' when a repeated key is a duplicate), then triplets of key, look-alike key
+ * ('' when not checked) and row. KEYS[1] holds key → first row; KEYS[2] look-alike key →
+ * "row:key" of the first key that had it. A record is answered {0} (first), {1, row} (its key
+ * came before) or {2, row, key} (a different key that looks the same came before); only a
+ * first record claims anything.
+ */
 const CLAIM_KEYS = `
-local firsts = {}
-for i = 1, #ARGV - 1, 2 do
-  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
-    firsts[#firsts + 1] = 0
-  else
-    firsts[#firsts + 1] = tonumber(redis.call('HGET', KEYS[1], ARGV[i]))
+local answers = {}
+local refuseRepeats = ARGV[1] == '1'
+for i = 2, #ARGV - 2, 3 do
+  local key, lookalike, row = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local answer = {0}
+  if lookalike ~= '' then
+    if redis.call('HSETNX', KEYS[2], lookalike, row .. ':' .. key) == 1 then
+      redis.call('HSETNX', KEYS[1], key, row)
+    else
+      -- the look-alike form is known: from this very key (a repeat) or from another one
+      local other = redis.call('HGET', KEYS[2], lookalike)
+      local colon = string.find(other, ':', 1, true)
+      local otherKey = string.sub(other, colon + 1)
+      if otherKey ~= key then
+        answer = {2, tonumber(string.sub(other, 1, colon - 1)), otherKey}
+      elseif refuseRepeats then
+        answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
+      end
+    end
+  elseif redis.call('HSETNX', KEYS[1], key, row) == 0 and refuseRepeats then
+    answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
   end
+  answers[#answers + 1] = answer
 end
 redis.call('EXPIRE', KEYS[1], 86400)
-return firsts
+redis.call('EXPIRE', KEYS[2], 86400)
+return answers
 `;
 
-/** The natural keys an upload has shown so far, to find a record given twice while receiving. */
+/** What claiming a record's key found. */
+export type KeyClaim =
+  | { kind: 'first' }
+  /** The same key came before, at `row`. */
+  | { kind: 'repeat'; row: number }
+  /** A different key that looks the same (`key`) came before, at `row`. */
+  | { kind: 'lookalike'; row: number; key: string };
+
+export interface KeyToClaim {
+  key: string;
+  row: number;
+  /** The key's look-alike form (lookalikeKey); absent when look-alikes are not checked. */
+  lookalike?: string;
+}
+
+/**
+ * The natural keys an upload has shown so far, to find a record given twice while receiving,
+ * and their look-alike forms, to find two keys that cannot be told apart. Kept in Redis, so an
+ * upload larger than memory is checked whole.
+ */
 export class UploadKeys {
   constructor(
     private readonly redis: Redis,
@@ -184,19 +227,52 @@ export class UploadKeys {
     return uploadKeysKey(this.prefix, importId);
   }
 
+  private lookalikesKey(importId: string): string {
+    return uploadLookalikesKey(this.prefix, importId);
+  }
+
   /** For each record, the row that showed its key first, or undefined when it is the first. */
   async claim(
     importId: string,
     records: readonly { key: string; row: number }[],
   ): Promise<(number | undefined)[]> {
+    const claims = await this.claimKeys(importId, records, { refuseRepeats: true });
+    return claims.map((claim) => (claim.kind === 'repeat' ? claim.row : undefined));
+  }
+
+  /**
+   * Claims each record's key and look-alike key, in order. A repeated key is answered
+   * `repeat` when `refuseRepeats` (deletes may repeat a key harmlessly); a key whose look-alike
+   * form another key claimed first is answered `lookalike`. Only `first` records claim.
+   */
+  async claimKeys(
+    importId: string,
+    records: readonly KeyToClaim[],
+    options: { refuseRepeats: boolean },
+  ): Promise<KeyClaim[]> {
     if (records.length === 0) return [];
-    const args = records.flatMap((record) => [record.key, String(record.row)]);
-    const firsts = (await this.redis.eval(CLAIM_KEYS, 1, this.key(importId), ...args)) as number[];
-    return firsts.map((first) => (first === 0 ? undefined : first));
+    const args = records.flatMap((record) => [
+      record.key,
+      record.lookalike ?? '',
+      String(record.row),
+    ]);
+    const answers = (await this.redis.eval(
+      CLAIM_KEYS,
+      2,
+      this.key(importId),
+      this.lookalikesKey(importId),
+      options.refuseRepeats ? '1' : '0',
+      ...args,
+    )) as Array<[0] | [1, number] | [2, number, string]>;
+    return answers.map((answer): KeyClaim => {
+      if (answer[0] === 1) return { kind: 'repeat', row: answer[1] };
+      if (answer[0] === 2) return { kind: 'lookalike', row: answer[1], key: answer[2] };
+      return { kind: 'first' };
+    });
   }
 
   /** Forgets the keys once the upload is received. */
   async release(importId: string): Promise<void> {
-    await this.redis.unlink(this.key(importId));
+    await this.redis.unlink(this.key(importId), this.lookalikesKey(importId));
   }
 }

@@ -32,6 +32,7 @@ import {
   importKeyList,
   importKeys,
   uploadKeysKey,
+  uploadLookalikesKey,
   type ImportKeys,
 } from './import-keys.js';
 import {
@@ -153,6 +154,11 @@ export class ImportStore {
   /** The hash of the upload's natural keys, kept from the upload until the import is prepared. */
   uploadKeysKey(importId: string): string {
     return uploadKeysKey(this.prefix, importId);
+  }
+
+  /** The hash of the upload's look-alike key forms, kept as long as its keys. */
+  uploadLookalikesKey(importId: string): string {
+    return uploadLookalikesKey(this.prefix, importId);
   }
 
   /** Appends valid records in upload order, only while `receiving`. Returns the staged count. */
