@@ -127,6 +127,12 @@ const HWM_HOOK = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 let hwmDir = '';
+/** Children still running, and the import under way: what SIGINT/SIGTERM cleans up and reports. */
+const running = new Set<ChildProcess>();
+let importUnderWay: { started: number; lines: string[] } | undefined;
+let readiness: Queue | undefined;
+/** Set once a signal arrived: the cleanup it runs ends the process. */
+let stopping = false;
 
 /** Peak resident memory (VmHWM) of a process in MiB: live from /proc, else from its exit file. */
 async function peakMiB(pid: number | undefined): Promise<number> {
@@ -148,10 +154,13 @@ function porter(
   env: NodeJS.ProcessEnv,
   output: { stdout: 'ignore' | 'pipe'; stderr?: 'inherit' | 'pipe' },
 ): ChildProcess {
-  return spawn('node', ['--import', HWM_HOOK, 'bin/porter.js', ...args], {
+  const child = spawn('node', ['--import', HWM_HOOK, 'bin/porter.js', ...args], {
     env: { ...env, BENCH_HWM_DIR: hwmDir },
     stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 /** The last lines a child wrote to a piped stderr (its progress lines), for its summary. */
@@ -283,6 +292,7 @@ async function settledMemory(redis: Redis): Promise<number> {
 /** Waits until BullMQ sees `count` worker connections on the import queue. */
 async function workersReady(count: number, children: ChildProcess[]): Promise<void> {
   const queue = new Queue(IMPORT_QUEUE, { connection: { url: redisUrl }, prefix });
+  readiness = queue;
   try {
     const deadline = Date.now() + 120_000;
     while ((await queue.getWorkers()).length < count) {
@@ -291,6 +301,7 @@ async function workersReady(count: number, children: ChildProcess[]): Promise<vo
       await sleep(100);
     }
   } finally {
+    readiness = undefined;
     await queue.close();
   }
 }
@@ -348,6 +359,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     const started = performance.now();
     const producer = porter(args, env, { stdout: 'ignore', stderr: 'pipe' });
     const producerLines = tail(producer);
+    importUnderWay = { started, lines: producerLines };
     const sampler = setInterval(() => {
       void usedMemory(redis).then((bytes) => (peakBytes = Math.max(peakBytes, bytes)));
       void peakMiB(producer.pid).then((value) => (producerMiB = Math.max(producerMiB, value)));
@@ -356,8 +368,9 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     const [code] = (await once(producer, 'close')) as [number | null];
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
+    importUnderWay = undefined;
     if (code !== 0) {
-      console.error(producerLines.join('\n'));
+      if (!stopping) console.error(producerLines.join('\n'));
       throw new Error(`porter import exited ${code}`);
     }
     peakBytes = Math.max(peakBytes, await usedMemory(redis));
@@ -397,6 +410,29 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
 const dir = await mkdtemp(join(tmpdir(), 'porter-bench-'));
 hwmDir = join(dir, 'hwm');
 await mkdir(hwmDir);
+
+/** Interrupted (a time limit, ^C): says how far the import got, stops the children, cleans up. */
+async function interrupted(signal: NodeJS.Signals): Promise<void> {
+  // npx and tsx pass a signal on too: a repeat must not cut the cleanup short
+  if (stopping) return;
+  stopping = true;
+  if (importUnderWay) {
+    const seconds = (performance.now() - importUnderWay.started) / 1000;
+    say(
+      `\n${signal} after ${seconds.toFixed(0)} s of the end-to-end import; its last progress line:`,
+    );
+    say(`  ${importUnderWay.lines.at(-1) ?? '(none)'}`);
+  } else {
+    say(`\n${signal}: stopping`);
+  }
+  await Promise.all([...running].map((child) => stop(child, 5_000)));
+  await readiness?.close();
+  await deleteKeysWithPrefix(redisUrl, prefix);
+  await rm(dir, { recursive: true, force: true });
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+process.on('SIGINT', (signal) => void interrupted(signal));
+process.on('SIGTERM', (signal) => void interrupted(signal));
 try {
   const file = join(dir, 'users.csv');
   await writeCsv(file);
@@ -411,15 +447,15 @@ try {
   );
   const points: { direct: DirectResult; endToEnd: EndToEndResult }[] = [];
   for (const workerCount of curve) {
-    const directResult = await direct(workerCount * concurrency);
-    const e2e = await endToEnd(file, workerCount);
-    points.push({ direct: directResult, endToEnd: e2e });
-    const { redis } = e2e;
     say(`\n${workerCount} worker${workerCount > 1 ? 's' : ''} × concurrency ${concurrency}:`);
-    say(`  ${e2e.summary}`);
+    const directResult = await direct(workerCount * concurrency);
     say(
       `  direct POSTs, ${directResult.inFlight} in flight (no queue, no lookups): ${directResult.rate.toFixed(0)} records/s (${directResult.seconds.toFixed(1)} s)`,
     );
+    const e2e = await endToEnd(file, workerCount);
+    points.push({ direct: directResult, endToEnd: e2e });
+    const { redis } = e2e;
+    say(`  ${e2e.summary}`);
     say(
       `  porter end to end (producer, queue, workers):      ${e2e.rate.toFixed(0)} records/s (${e2e.seconds.toFixed(1)} s)` +
         `  = ${(e2e.rate / directResult.rate).toFixed(2)} × direct`,
@@ -488,6 +524,10 @@ try {
       }),
     );
   }
+} catch (error) {
+  // a signal's cleanup ends the process; the failure it caused here is not the story
+  if (stopping) await new Promise(() => {});
+  throw error;
 } finally {
   await rm(dir, { recursive: true, force: true });
   await deleteKeysWithPrefix(redisUrl, prefix);
