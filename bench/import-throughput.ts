@@ -90,6 +90,9 @@ const prefix = `porter-bench-${process.pid}`;
 const say = (line: string): void => (values.json ? console.error(line) : console.log(line));
 const MiB = 1024 * 1024;
 const mib = (bytes: number): string => (bytes / MiB).toFixed(1);
+/** Bytes per record with its sign: a shared Redis can shrink while the import runs. */
+const perRecord = (bytes: number): string =>
+  `${bytes >= 0 ? '+' : '−'}${Math.abs(bytes / rows).toFixed(0)} B/record`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function user(index: number, first = 'First'): UserRecord {
@@ -289,6 +292,27 @@ async function settledMemory(redis: Redis): Promise<number> {
   return last;
 }
 
+/**
+ * What the keys under the bench prefix hold (MEMORY USAGE, nested values sampled): unlike
+ * used_memory, other users of the same Redis do not skew it; Redis's own overhead is left out.
+ */
+async function ownKeys(redis: Redis): Promise<{ keys: number; bytes: number }> {
+  let cursor = '0';
+  let keys = 0;
+  let bytes = 0;
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    const pipeline = redis.pipeline();
+    for (const key of found) pipeline.memory('USAGE', key);
+    for (const [, value] of (await pipeline.exec()) ?? []) {
+      keys++;
+      bytes += Number(value ?? 0);
+    }
+  } while (cursor !== '0');
+  return { keys, bytes };
+}
+
 /** Waits until BullMQ sees `count` worker connections on the import queue. */
 async function workersReady(count: number, children: ChildProcess[]): Promise<void> {
   const queue = new Queue(IMPORT_QUEUE, { connection: { url: redisUrl }, prefix });
@@ -314,6 +338,8 @@ interface EndToEndResult {
   workerMiB: number[];
   sandboxMiB: number;
   redis: { beforeBytes: number; peakBytes: number; settledBytes: number };
+  /** Keys under the bench prefix once the import settled, and their MEMORY USAGE. */
+  own: { keys: number; bytes: number };
   users: number;
   /** The producer's last line: the import's summary. */
   summary: string;
@@ -375,6 +401,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     }
     peakBytes = Math.max(peakBytes, await usedMemory(redis));
     const settledBytes = await settledMemory(redis);
+    const own = await ownKeys(redis);
     producerMiB = Math.max(producerMiB, await peakMiB(producer.pid));
 
     await Promise.all(workers.map((worker) => stop(worker)));
@@ -394,6 +421,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       workerMiB,
       sandboxMiB: await peakMiB(sandbox.pid),
       redis: { beforeBytes, peakBytes, settledBytes },
+      own,
       users: counted.users,
       summary: producerLines.at(-1) ?? '',
     };
@@ -468,8 +496,11 @@ try {
     );
     say(
       `  Redis used_memory: before ${mib(redis.beforeBytes)} MiB, peak ${mib(redis.peakBytes)} MiB ` +
-        `(+${((redis.peakBytes - redis.beforeBytes) / rows).toFixed(0)} B/record), settled ${mib(redis.settledBytes)} MiB ` +
-        `(+${((redis.settledBytes - redis.beforeBytes) / rows).toFixed(0)} B/record)`,
+        `(${perRecord(redis.peakBytes - redis.beforeBytes)}), settled ${mib(redis.settledBytes)} MiB ` +
+        `(${perRecord(redis.settledBytes - redis.beforeBytes)})`,
+    );
+    say(
+      `  Redis keys under the bench prefix once settled: ${e2e.own.keys} keys, ${mib(e2e.own.bytes)} MiB (${perRecord(e2e.own.bytes)})`,
     );
   }
   const base = points.find((point) => point.endToEnd.workers === 1) ?? points[0]!;
@@ -519,6 +550,7 @@ try {
               peakBytesPerRecord: (e2e.redis.peakBytes - e2e.redis.beforeBytes) / rows,
               settledBytesPerRecord: (e2e.redis.settledBytes - e2e.redis.beforeBytes) / rows,
             },
+            redisOwnKeys: { ...e2e.own, bytesPerRecord: e2e.own.bytes / rows },
           },
         })),
       }),
