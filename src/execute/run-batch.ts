@@ -200,6 +200,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       resource,
       mode,
       allowAdmin,
+      allowLookalike: info.options.allowLookalike === true,
       lookup: view,
       concurrency: deps.lookupConcurrency,
       planning: dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined,

@@ -17,6 +17,8 @@ export interface DirectoryView {
   aclById(id: string): Promise<AclRecord | undefined>;
   /** The ACL with this name in the group, or undefined. */
   aclByName(groupId: number, name: string): Promise<AclRecord | undefined>;
+  /** A key on the server that looks like this one and is not it (snapshot only). */
+  lookalikeOf?(key: string): Promise<string | undefined>;
   /** Reads ahead, in one round trip, what planning these records will ask for. */
   prefetch?(records: readonly Record<string, unknown>[]): Promise<void>;
   /** Calls made to the admin server, for the batch's statistics. */

@@ -53,6 +53,8 @@ export interface PlanContext {
   resource: ResourceName;
   mode: ImportMode;
   allowAdmin: boolean;
+  /** Create keys that look like an existing key (see lookalikeOf). @defaultValue false */
+  allowLookalike?: boolean;
   lookup: DirectoryView;
   /** Reads in flight at once. @defaultValue 8 */
   concurrency?: number;
@@ -221,6 +223,16 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   if (!current) {
     const refused = guard('create', undefined);
     if (refused) return refused;
+    const lookalike = context.allowLookalike ? undefined : await lookup.lookalikeOf?.(key);
+    if (lookalike !== undefined) {
+      return decide({
+        action: 'create',
+        status: 'failed',
+        errorCode: 'PORTER_KEY_LOOKALIKE',
+        field: descriptor.keyField,
+        error: `${key} looks like ${lookalike}, which exists on the admin server (case, width or look-alike letters); not created. Fix the key, or pass --allow-lookalike`,
+      });
+    }
     const payload = { ...record };
     for (const field of descriptor.serviceFields) delete payload[field];
     delete payload[descriptor.idField];

@@ -8,6 +8,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { AdminClient } from '../admin/client.js';
 import type { ResourceName } from '../admin/resources.js';
+import { lookalikeKey } from '../ingest/lookalike.js';
 import { encodeCompact } from './record-codec.js';
 import { aclIdField, aclNameField, snapshotKeyList, type SnapshotKeys } from './snapshot-keys.js';
 
@@ -25,6 +26,11 @@ export interface BuildSnapshotOptions {
   resource: ResourceName;
   /** Hash whose fields are the upload's natural keys (users, groups). */
   uploadKeys: string;
+  /**
+   * Hash of the upload's look-alike key forms ("row:key" by form), when look-alikes are refused:
+   * a server key of the same form that is not the upload's key is noted in `keys.lookalikes`.
+   */
+  uploadLookalikes?: string;
   needs: SnapshotNeeds;
   ttlSeconds: number;
   signal?: AbortSignal;
@@ -72,6 +78,14 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
       pipeline.hset(keys.records, names[index]!, encodeCompact(resource, record));
       kept++;
     });
+    if (options.uploadLookalikes) {
+      const claimed = await redis.hmget(options.uploadLookalikes, ...names.map(lookalikeKey));
+      claimed.forEach((claim, index) => {
+        if (claim === null) return;
+        const uploadKey = claim.slice(claim.indexOf(':') + 1);
+        if (uploadKey !== names[index]) pipeline.hset(keys.lookalikes, uploadKey, names[index]!);
+      });
+    }
     if (resource === 'groups' && options.needs.groupIndex) indexGroups(pipeline, keys, chunk);
     if (resource === 'users' && options.needs.userIndex) indexUsers(pipeline, keys, chunk);
   });

@@ -10,14 +10,25 @@ export type { LookupInfo, LookupMode };
  */
 export const EACH_BELOW_SHARE = 0.01;
 
-/** The `auto` rule; `directorySize` is what the last snapshot of the target found, if any. */
+/**
+ * The `auto` rule; `directorySize` is what the last snapshot of the target found, if any;
+ * `lookalikes` says the import refuses keys that look like a server key, which only a snapshot
+ * can compare.
+ */
 export function chooseLookup(
   requested: LookupMode,
   records: number,
   directorySize: number | undefined,
+  lookalikes = false,
 ): Pick<LookupInfo, 'mode' | 'why'> {
   if (requested === 'snapshot') return { mode: 'snapshot', why: 'asked for' };
-  if (requested === 'each') return { mode: 'each', why: 'asked for' };
+  if (requested === 'each') {
+    const unseen = lookalikes ? '; look-alikes of server keys are not checked' : '';
+    return { mode: 'each', why: `asked for${unseen}` };
+  }
+  if (lookalikes) {
+    return { mode: 'snapshot', why: 'new keys are compared with every key on the server' };
+  }
   if (directorySize === undefined) {
     return { mode: 'snapshot', why: 'directory size not known yet' };
   }

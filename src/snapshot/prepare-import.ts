@@ -10,7 +10,7 @@ import { AdminError } from '../admin/errors.js';
 import type { BatchRef } from '../execute/run-batch.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
-import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { FINAL_IMPORT_STATES, type ImportOptions } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import { buildSnapshot } from './build-snapshot.js';
@@ -69,6 +69,9 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
             keys: snapshotKeys(store.prefix, importId),
             resource,
             uploadKeys: store.uploadKeysKey(importId),
+            uploadLookalikes: checksLookalikes(info.options)
+              ? store.uploadLookalikesKey(importId)
+              : undefined,
             needs: {
               groupIndex: resource !== 'groups',
               userIndex,
@@ -94,8 +97,20 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
     }
   }
   await store.setLookup(importId, lookup);
-  await redis.unlink(store.uploadKeysKey(importId));
+  await redis.unlink(store.uploadKeysKey(importId), store.uploadLookalikesKey(importId));
   return [...batchRefs(importId, staged, info.options.batchSize)];
+}
+
+/**
+ * Whether the import refuses keys that look like a key on the server: one it may create (a
+ * user or group), unless look-alikes are allowed. Only a snapshot sees every key to compare.
+ */
+export function checksLookalikes(options: ImportOptions): boolean {
+  return (
+    options.resource !== 'acls' &&
+    (options.mode === 'create' || options.mode === 'upsert') &&
+    options.allowLookalike !== true
+  );
 }
 
 /** Whether any staged record carries this field (groups uploads are small: read them all). */

@@ -11,6 +11,8 @@ export interface SnapshotKeys {
   userIds: string;
   /** Hash: userId → username, every user; only when needed. */
   userNames: string;
+  /** Hash: a key of the upload → the different key on the server that looks the same. */
+  lookalikes: string;
 }
 
 export function snapshotKeys(prefix: string, importId: string): SnapshotKeys {
@@ -21,11 +23,19 @@ export function snapshotKeys(prefix: string, importId: string): SnapshotKeys {
     groupNames: `${base}:group-names`,
     userIds: `${base}:user-ids`,
     userNames: `${base}:user-names`,
+    lookalikes: `${base}:lookalikes`,
   };
 }
 
 export function snapshotKeyList(keys: SnapshotKeys): string[] {
-  return [keys.records, keys.groupIds, keys.groupNames, keys.userIds, keys.userNames];
+  return [
+    keys.records,
+    keys.groupIds,
+    keys.groupNames,
+    keys.userIds,
+    keys.userNames,
+    keys.lookalikes,
+  ];
 }
 
 /** Field of an ACL in the records hash, by id. */

@@ -34,6 +34,7 @@ export class SnapshotLookup implements DirectoryView {
   private readonly groupIds: ReadAhead = new Map();
   private readonly userIds: ReadAhead = new Map();
   private readonly groupNames: ReadAhead = new Map();
+  private readonly lookalikes: ReadAhead = new Map();
 
   constructor(private readonly options: SnapshotLookupOptions) {}
 
@@ -61,12 +62,14 @@ export class SnapshotLookup implements DirectoryView {
     }
     const { redis, keys } = this.options;
     const pipeline = redis.pipeline();
+    const mainKeys = resource === 'acls' ? [] : [...recordFields];
     const reads: [ReadAhead, string[]][] = [
       [this.records, [...recordFields]],
       [this.groupIds, [...groupNames]],
       [this.userIds, [...userNames]],
+      [this.lookalikes, mainKeys],
     ];
-    const hashes = [keys.records, keys.groupIds, keys.userIds];
+    const hashes = [keys.records, keys.groupIds, keys.userIds, keys.lookalikes];
     reads.forEach(([, fields], index) => {
       if (fields.length > 0) pipeline.hmget(hashes[index]!, ...fields);
     });
@@ -105,6 +108,10 @@ export class SnapshotLookup implements DirectoryView {
     const name = await this.read(this.groupNames, this.options.keys.groupNames, String(id));
     if (name === null) return this.options.server.groupById(id);
     return { id, name };
+  }
+
+  async lookalikeOf(key: string): Promise<string | undefined> {
+    return (await this.read(this.lookalikes, this.options.keys.lookalikes, key)) ?? undefined;
   }
 
   async aclById(id: string): Promise<AclRecord | undefined> {

@@ -15,3 +15,12 @@ describe('the auto lookup rule', () => {
     expect(chooseLookup('snapshot', 1, 1_000_000).mode).toBe('snapshot');
   });
 });
+
+describe('the auto rule with look-alikes checked', () => {
+  it('always reads in bulk: only a snapshot sees every key to compare', () => {
+    expect(chooseLookup('auto', 1, 1_000_000, true).mode).toBe('snapshot');
+  });
+  it('each, when asked for, says look-alikes of server keys are not checked', () => {
+    expect(chooseLookup('each', 1, undefined, true).why).toContain('not checked');
+  });
+});
