@@ -4,18 +4,16 @@
  * when the whole upload arrives as one in-memory chunk. Before ingest was sliced, one chunk was
  * parsed in one go and the loop stood still for seconds.
  *
- * Two measures: a real timer (monitorEventLoopDelay) for the loop's delay, which also counts
- * the time the operating system gave the cores to other processes, and the CPU time the process
- * spent between two turns of the loop, which counts ingest's own work only. A retry absorbs a
- * stall of a machine whose cores are shared; blocking in ingest itself fails every try.
+ * What is asserted is the CPU time the process spent between two turns of the loop: ingest's
+ * own work only, the same on an idle machine and a busy one. The loop's wall-clock delay
+ * (monitorEventLoopDelay) is printed beside it: it also counts the time the operating system gave
+ * the cores to other processes, so it is a figure (bench/ingest-parse.ts), not an assertion.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { ingest, type InputFormat } from '../../src/ingest/index.js';
 
 const ROWS = 60_000;
-/** The bound a health check must be answered within. */
-const MAX_DELAY_MS = 100;
 /** Ingest's own longest stretch between two turns of the loop. */
 const MAX_CPU_STRETCH_MS = 50;
 
@@ -58,7 +56,6 @@ function watchCpuBetweenTurns(): { stop(): number } {
 describe('ingest keeps the event loop responsive', () => {
   it.each(['csv', 'json', 'ndjson'] as const)(
     'while reading a %s upload given as one chunk',
-    { retry: 2 },
     async (format) => {
       const bytes = upload(format);
       const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -74,7 +71,9 @@ describe('ingest keeps the event loop responsive', () => {
       const longestCpuMs = cpu.stop();
       expect(count).toBe(ROWS);
       expect(longestCpuMs, 'most CPU time between two turns (ms)').toBeLessThan(MAX_CPU_STRETCH_MS);
-      expect(delay.max / 1e6, 'longest event-loop delay (ms)').toBeLessThan(MAX_DELAY_MS);
+      console.log(
+        `${format}: longest CPU stretch ${longestCpuMs.toFixed(1)} ms, longest loop delay ${(delay.max / 1e6).toFixed(1)} ms`,
+      );
     },
   );
 });
