@@ -49,8 +49,11 @@ export interface PorterContext {
   enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
   /** Queues an import's preparation (lookup mode, snapshot), which queues its batches. */
   enqueuePrepare(importId: string): Promise<void>;
-  /** A new admin client from the environment (the caller closes it). */
-  createAdminClient(): AdminClient;
+  /**
+   * A new admin client from the environment (the caller closes it); `connections` caps the
+   * requests it has in flight at once (others wait their turn). @defaultValue 16
+   */
+  createAdminClient(connections?: number): AdminClient;
   close(): Promise<void>;
 }
 
@@ -66,7 +69,8 @@ export async function createPorterContext(
 ): Promise<PorterContext> {
   const logger = options.logger ?? createLogger({ level: env.LOG_LEVEL });
   if (options.checkRedis ?? true) await assertRedisAnswers(env.REDIS_URL);
-  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 20 });
+  // commands issued in the same tick go out in one write: batches in hand share round trips
+  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 20, enableAutoPipelining: true });
   const bullConnection = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
   for (const connection of [redis, bullConnection]) {
     connection.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
@@ -120,9 +124,10 @@ export async function createPorterContext(
     requestGate,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
     enqueuePrepare: (importId) => enqueuePrepare(importQueue, importId),
-    createAdminClient: () =>
+    createAdminClient: (connections) =>
       new AdminClient({
         ...adminClientOptionsFromEnv(env),
+        ...(connections === undefined ? {} : { connections }),
         beforeRequest: (signal) => requestGate.beforeRequest(signal),
       }),
     close: () => {

@@ -95,15 +95,19 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     lookupReads: 0,
     counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
   };
-  const info = await store.get(ref.importId);
+  // asked together: one round trip (the connection pipelines what one tick sends)
+  const [info, staged, batchSize] = await Promise.all([
+    store.get(ref.importId),
+    store.readStaged(ref.importId, ref.start, ref.count),
+    deps.runtime.batchSize(ref.importId),
+  ]);
   if (!info) return report;
-  const staged = await store.readStaged(ref.importId, ref.start, ref.count);
-  const missing = new Set(
-    await store.missingRows(
-      ref.importId,
-      staged.map((record) => record.row),
-    ),
-  );
+  const stagedRows = staged.map((record) => record.row);
+  const [missingRows, sentRows] = await Promise.all([
+    store.missingRows(ref.importId, stagedRows),
+    deps.journal.sentAmong(ref.importId, stagedRows),
+  ]);
+  const missing = new Set(missingRows);
   const todo = staged.filter((record) => missing.has(record.row));
   report.alreadyDone = staged.length - todo.length;
   if (todo.length === 0) return report;
@@ -173,12 +177,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     },
   });
   // rows an earlier run of this batch sent (it crashed, or its job was retried)
-  const sentBefore = new Set(
-    await deps.journal.sentAmong(
-      ref.importId,
-      todo.map((record) => record.row),
-    ),
-  );
+  const sentBefore = new Set(sentRows.filter((row) => missing.has(row)));
   // a retry: records the import it retries had sent (and may have applied) count as sent too
   if (info.retryOf !== undefined) {
     for (const row of await sentByParent(deps.journal, info.retryOf, todo)) sentBefore.add(row);
@@ -262,18 +261,20 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       return probe && current?.kind === 'pause' ? undefined : current;
     },
     signal: deps.signal,
-    maxRecordsPerCall: await deps.runtime.batchSize(ref.importId),
+    maxRecordsPerCall: batchSize,
   });
   if (outcome.stats.tooLargeAt !== undefined) {
     // the server refused this many records in one call: later batches send half as many
     await deps.runtime.lowerBatchSize(ref.importId, outcome.stats.tooLargeAt / 2);
   }
   const lines = new Map(todo.map((record) => [record.row, record.line]));
-  await save(outcome.results.map((result) => ({ ...result, line: lines.get(result.row) })));
   Object.assign(report, outcome.stats);
   report.lookupReads = lookup.reads;
   report.paused = outcome.paused;
-  await deps.runtime.addCalls(ref.importId, report);
+  await Promise.all([
+    save(outcome.results.map((result) => ({ ...result, line: lines.get(result.row) }))),
+    deps.runtime.addCalls(ref.importId, report),
+  ]);
   if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
     // the server answers again; failures from before now no longer count
     await deps.health.clear(ref.importId);
