@@ -105,35 +105,43 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
   return { takenAt, records, kept, durationMs: Date.now() - started };
 }
 
-function indexGroups(
+/** Adds records to a name → id and an id → name hash (groups by name, users by username). */
+function indexNames(
+  pipeline: ChainableCommander,
+  hashes: { ids: string; names: string },
+  records: Record<string, unknown>[],
+  fields: { name: string; id: string },
+): void {
+  const byName: string[] = [];
+  const byId: string[] = [];
+  for (const record of records) {
+    const name = record[fields.name];
+    if (typeof name !== 'string') continue;
+    byName.push(name, String(record[fields.id]));
+    byId.push(String(record[fields.id]), name);
+  }
+  if (byName.length > 0) pipeline.hset(hashes.ids, ...byName).hset(hashes.names, ...byId);
+}
+
+const indexGroups = (
   pipeline: ChainableCommander,
   keys: SnapshotKeys,
   groups: Record<string, unknown>[],
-): void {
-  const byName: string[] = [];
-  const byId: string[] = [];
-  for (const group of groups) {
-    if (typeof group.name !== 'string') continue;
-    byName.push(group.name, String(group.id));
-    byId.push(String(group.id), group.name);
-  }
-  if (byName.length > 0) pipeline.hset(keys.groupIds, ...byName).hset(keys.groupNames, ...byId);
-}
+): void =>
+  indexNames(pipeline, { ids: keys.groupIds, names: keys.groupNames }, groups, {
+    name: 'name',
+    id: 'id',
+  });
 
-function indexUsers(
+const indexUsers = (
   pipeline: ChainableCommander,
   keys: SnapshotKeys,
   users: Record<string, unknown>[],
-): void {
-  const byName: string[] = [];
-  const byId: string[] = [];
-  for (const user of users) {
-    if (typeof user.username !== 'string') continue;
-    byName.push(user.username, String(user.userId));
-    byId.push(String(user.userId), user.username);
-  }
-  if (byName.length > 0) pipeline.hset(keys.userIds, ...byName).hset(keys.userNames, ...byId);
-}
+): void =>
+  indexNames(pipeline, { ids: keys.userIds, names: keys.userNames }, users, {
+    name: 'username',
+    id: 'userId',
+  });
 
 /** Streams every record of a resource, handing them on in chunks with a pipeline to fill. */
 async function streamInChunks(
