@@ -3,9 +3,14 @@ import { Redis } from 'ioredis';
  * Export speed and memory: a sandbox seeded with N users (default 1,000,000) is exported to
  * CSV by a real worker process (`porter worker`), queued by a real `porter export --wait`.
  * Prints records per second and the worker's peak resident memory (VmHWM), beside its
- * resident memory before the export, so the cost of the export itself shows.
+ * resident memory before the export, so the cost of the export itself shows. Beside them, the
+ * ceiling: one GET of every user from the same sandbox by a bare process that only counts
+ * the bytes, which is as fast as an export reading that sandbox can be.
  *
  *   npx tsx bench/export-throughput.ts [--users 1000000] [--groups 60] [--format csv]
+ *                                      [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` runs the worker under `node --cpu-prof` and leaves its profile in DIR.
  *
  * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379); uses its own key prefix.
  */
@@ -25,11 +30,13 @@ const { values } = parseArgs({
     users: { type: 'string', default: '1000000' },
     groups: { type: 'string', default: '60' },
     format: { type: 'string', default: 'csv' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const users = Number(values.users);
 const groups = Number(values.groups);
 const format = values.format;
+const profileDir = values['cpu-prof'];
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `porter-bench-export-${process.pid}`;
 
@@ -54,6 +61,28 @@ async function countLines(path: string): Promise<number> {
   return lines;
 }
 
+/** A GET of every user by a separate bare process, which only counts the answer's bytes. */
+const RAW_GET = `
+const started = performance.now();
+require('node:http').get(process.argv[1], (answer) => {
+  let bytes = 0;
+  answer.on('data', (chunk) => (bytes += chunk.length));
+  answer.on('end', () => console.log(JSON.stringify({ status: answer.statusCode, bytes, ms: performance.now() - started })));
+});`;
+
+/** Seconds and bytes of one raw GET of all users. */
+async function rawGet(url: string): Promise<{ seconds: number; bytes: number }> {
+  const child = spawn('node', ['-e', RAW_GET, `${url}/wf/restapi/v2/admin/userManager`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'exit');
+  const { status, bytes, ms } = JSON.parse(output) as { status: number; bytes: number; ms: number };
+  if (status !== 200) throw new Error(`raw GET answered ${status}`);
+  return { seconds: ms / 1000, bytes };
+}
+
 async function cleanup(): Promise<void> {
   await deleteKeysWithPrefix(redisUrl, prefix);
 }
@@ -64,6 +93,11 @@ const sandbox = await startSandbox({ port: 0, seed: { users, groups, acls: group
 console.log(
   `sandbox seeded with ${users} users, ${groups} groups in ${((performance.now() - seedStarted) / 1000).toFixed(1)}s`,
 );
+const ceiling = await rawGet(sandbox.url);
+console.log(
+  `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s ` +
+    `(${ceiling.seconds.toFixed(1)}s, ${(ceiling.bytes / 2 ** 20).toFixed(0)} MiB)`,
+);
 const env = {
   ...process.env,
   REDIS_URL: redisUrl,
@@ -72,7 +106,11 @@ const env = {
   PORTER_EXPORT_DIR: outDir,
   LOG_LEVEL: 'warn',
 };
-const worker = spawn('node', ['bin/porter.js', 'worker'], { env, stdio: 'inherit' });
+const profileArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+const worker = spawn('node', [...profileArgs, 'bin/porter.js', 'worker'], {
+  env,
+  stdio: 'inherit',
+});
 try {
   // wait until the worker listens on the export queue
   const redis = new Redis(redisUrl);
@@ -119,6 +157,9 @@ try {
   );
   console.log(
     `end to end (queue):  ${(users / wallSeconds).toFixed(0)} records/s (${wallSeconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s (${ceiling.seconds.toFixed(1)}s)`,
   );
   console.log(
     `worker memory: ${before.rss.toFixed(0)} MiB resident before, peak ${peak.toFixed(0)} MiB (VmHWM)`,
