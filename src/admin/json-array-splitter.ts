@@ -1,8 +1,10 @@
 /**
- * Splits a JSON array arriving in chunks into its elements, each parsed by JSON.parse as soon as
- * its last byte is in. Only the array's own structure is scanned here (depth, strings, commas);
- * every element's syntax is JSON.parse's to check. About twice as fast as a token parser, and
- * memory stays at one element plus one chunk.
+ * Splits a JSON array arriving in chunks into its elements. Only the array's own structure is
+ * scanned here (depth, strings, commas), in one tight loop over the bytes; the elements a chunk
+ * completes are then parsed by a single JSON.parse, so a million small records cost a few
+ * thousand parses rather than a million. Every element's syntax is JSON.parse's to check: when
+ * the joint parse fails, the elements are parsed one by one to name the one at fault. Memory
+ * stays at one element plus one chunk.
  */
 
 const OPEN_BRACE = 0x7b;
@@ -44,90 +46,89 @@ export class JsonArraySplitter {
 
   /** Feeds one chunk; returns the elements it completed, parsed. */
   write(chunk: Buffer): unknown[] {
-    const values: unknown[] = [];
-    let start = this.inElement() ? 0 : -1;
-    let nextBackslash = -2;
-    for (let index = 0; index < chunk.length; index++) {
-      const byte = chunk[index]!;
-      if (this.inElement()) {
-        if (this.bare) {
+    const continued = this.inElement();
+    // start and end (exclusive) of each element completed in this chunk; the first one starts
+    // at 0 when it began in an earlier chunk
+    const bounds: number[] = [];
+    let start = continued ? 0 : -1;
+    // the state lives in locals while the loop runs: this loop is the hot path of an export
+    let { depth, inString, escaped, bare } = this;
+    const length = chunk.length;
+    try {
+      for (let index = 0; index < length; index++) {
+        const byte = chunk[index]!;
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (byte === BACKSLASH) escaped = true;
+          else if (byte === QUOTE) {
+            inString = false;
+            if (depth === 0) {
+              bounds.push(start, index + 1);
+              start = -1;
+              this.expect = 'comma-or-close';
+            }
+          }
+          continue;
+        }
+        if (depth > 0) {
+          if (byte === QUOTE) inString = true;
+          else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
+          else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+            if (--depth === 0) {
+              bounds.push(start, index + 1);
+              start = -1;
+              this.expect = 'comma-or-close';
+            }
+          }
+          continue;
+        }
+        if (bare) {
           if (byte === COMMA || byte === CLOSE_BRACKET || isWhitespace(byte)) {
-            values.push(this.finish(chunk, start, index));
+            bounds.push(start, index);
             start = -1;
+            bare = false;
             this.afterElement(byte, index);
           }
           continue;
         }
-        if (this.inString) {
-          if (this.escaped) {
-            this.escaped = false;
-            continue;
-          }
-          // most bytes are inside strings: jump to the next quote or backslash
-          if (nextBackslash !== -1 && nextBackslash < index) {
-            nextBackslash = chunk.indexOf(BACKSLASH, index);
-          }
-          const quote = chunk.indexOf(QUOTE, index);
-          if (nextBackslash !== -1 && (quote === -1 || nextBackslash < quote)) {
-            index = nextBackslash; // the byte after it is escaped
-            this.escaped = true;
-            continue;
-          }
-          if (quote === -1) {
-            index = chunk.length;
-            continue;
-          }
-          index = quote;
-          this.inString = false;
-          if (this.depth === 0) {
-            values.push(this.finish(chunk, start, index + 1));
-            start = -1;
-          }
-          continue;
-        }
-        if (byte === QUOTE) this.inString = true;
-        else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) this.depth++;
-        else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
-          this.depth--;
-          if (this.depth === 0) {
-            values.push(this.finish(chunk, start, index + 1));
-            start = -1;
-          }
-        }
-        continue;
-      }
-      if (isWhitespace(byte)) continue;
-      switch (this.expect) {
-        case 'open':
-          if (byte !== OPEN_BRACKET) {
-            this.kind = 'other';
-            this.expect = 'nothing';
-            return values;
-          }
-          this.kind = 'array';
-          this.expect = 'element-or-close';
-          break;
-        case 'element-or-close':
-        case 'element':
-          if (byte === CLOSE_BRACKET && this.expect === 'element-or-close') {
-            this.expect = 'nothing';
+        if (isWhitespace(byte)) continue;
+        switch (this.expect) {
+          case 'open':
+            if (byte !== OPEN_BRACKET) {
+              this.kind = 'other';
+              this.expect = 'nothing';
+              return [];
+            }
+            this.kind = 'array';
+            this.expect = 'element-or-close';
             break;
-          }
-          if (byte === COMMA || byte === CLOSE_BRACKET) this.fail(byte, index);
-          start = index;
-          this.beginElement(byte);
-          break;
-        case 'comma-or-close':
-          if (byte === COMMA) this.expect = 'element';
-          else if (byte === CLOSE_BRACKET) this.expect = 'nothing';
-          else this.fail(byte, index);
-          break;
-        case 'nothing':
-          this.fail(byte, index);
+          case 'element-or-close':
+          case 'element':
+            if (byte === CLOSE_BRACKET && this.expect === 'element-or-close') {
+              this.expect = 'nothing';
+              break;
+            }
+            if (byte === COMMA || byte === CLOSE_BRACKET) this.fail(byte, index);
+            start = index;
+            if (byte === QUOTE) inString = true;
+            else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth = 1;
+            else bare = true;
+            break;
+          case 'comma-or-close':
+            if (byte === COMMA) this.expect = 'element';
+            else if (byte === CLOSE_BRACKET) this.expect = 'nothing';
+            else this.fail(byte, index);
+            break;
+          case 'nothing':
+            this.fail(byte, index);
+        }
       }
+    } finally {
+      Object.assign(this, { depth, inString, escaped, bare });
     }
+    const values = this.parse(chunk, bounds, continued);
     if (start !== -1) this.carried.push(chunk.subarray(start));
-    this.offset += chunk.length;
+    this.offset += length;
     return values;
   }
 
@@ -143,12 +144,6 @@ export class JsonArraySplitter {
     return this.depth > 0 || this.inString || this.bare;
   }
 
-  private beginElement(byte: number): void {
-    if (byte === QUOTE) this.inString = true;
-    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) this.depth = 1;
-    else this.bare = true;
-  }
-
   private afterElement(byte: number, index: number): void {
     this.expect = 'comma-or-close';
     if (byte === COMMA) this.expect = 'element';
@@ -156,23 +151,47 @@ export class JsonArraySplitter {
     else if (!isWhitespace(byte)) this.fail(byte, index);
   }
 
-  private finish(chunk: Buffer, start: number, end: number): unknown {
-    const piece = chunk.subarray(Math.max(0, start), end);
-    const bytes = this.carried.length > 0 ? Buffer.concat([...this.carried, piece]) : piece;
+  /** The elements between `bounds`, parsed together; one by one when that fails. */
+  private parse(chunk: Buffer, bounds: readonly number[], continued: boolean): unknown[] {
+    const count = bounds.length / 2;
+    if (count === 0) return [];
+    const from = bounds[0]!;
+    const piece = chunk.subarray(from, bounds[bounds.length - 1]);
+    const bytes = continued ? Buffer.concat([...this.carried, piece]) : piece;
     this.carried = [];
-    this.bare = false;
-    this.expect = 'comma-or-close';
-    try {
-      return JSON.parse(bytes.toString('utf8')) as unknown;
-    } catch (error) {
-      throw new JsonSyntaxError(
-        `an element of the array is not valid JSON: ${(error as Error).message}`,
-      );
+    if (count > 1) {
+      let values: unknown;
+      try {
+        // the separators between the elements were checked by the scan above
+        values = JSON.parse(`[${bytes.toString('utf8')}]`);
+      } catch {
+        values = undefined;
+      }
+      if (Array.isArray(values) && values.length === count) return values;
     }
+    // where chunk offsets fall in `bytes`: after the carried bytes, from `from` on
+    const shift = bytes.length - piece.length - from;
+    const values: unknown[] = [];
+    for (let element = 0; element < count; element++) {
+      const begin = element === 0 ? 0 : bounds[2 * element]! + shift;
+      values.push(parseElement(bytes.subarray(begin, bounds[2 * element + 1]! + shift)));
+    }
+    return values;
   }
 
   private fail(byte: number, index: number): never {
     const what = JSON.stringify(String.fromCharCode(byte));
     throw new JsonSyntaxError(`unexpected ${what} at byte ${this.offset + index} of the array`);
+  }
+}
+
+/** One element, parsed; a JsonSyntaxError when it is not JSON. */
+function parseElement(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch (error) {
+    throw new JsonSyntaxError(
+      `an element of the array is not valid JSON: ${(error as Error).message}`,
+    );
   }
 }
