@@ -1,0 +1,205 @@
+/**
+ * A fast yes-or-not-sure check of an answer's record against its zod object schema, compiled
+ * once from the schema itself so the two cannot drift. "Yes" means zod accepts the record and
+ * would give back an equal object with its keys in the same order, so the record can be used
+ * as it is; "not sure" means zod has to judge it (and report it when it is wrong). A million
+ * records of an export then cost a million plain type checks instead of a million zod parses.
+ */
+import { answerSchema, checkRecord } from './answers.js';
+import { RESOURCES, type ResourceName } from './resources.js';
+
+/** The parts of a zod definition this check understands; anything else makes it defer. */
+interface ZodDef {
+  type: string;
+  innerType?: ZodLike;
+  element?: ZodLike;
+  keyType?: ZodLike;
+  valueType?: ZodLike;
+  shape?: Record<string, ZodLike>;
+  catchall?: ZodLike;
+  checks?: { _zod: { def: { check: string; format?: string; minimum?: number } } }[];
+}
+interface ZodLike {
+  _zod: { def: ZodDef };
+}
+
+type ValueCheck = (value: unknown) => boolean;
+
+interface FieldCheck {
+  /** Index in the schema's shape: zod gives known keys back in shape order. */
+  position: number;
+  required: boolean;
+  accepts: ValueCheck;
+}
+
+/** The schema holds something this check does not understand. */
+class Unsupported extends Error {}
+
+/** Says true only when zod would accept `record` and give back an equal one, keys in order. */
+export type FastRecordCheck = (record: unknown) => boolean;
+
+/** The fast check of a zod object schema; one that always defers when the schema is unusual. */
+export function compileRecordCheck(schema: unknown): FastRecordCheck {
+  try {
+    return objectCheck(schema as ZodLike);
+  } catch (error) {
+    if (error instanceof Unsupported) return () => false;
+    throw error;
+  }
+}
+
+/** Whether the schema was understood: a test keeps every answer schema on the fast path. */
+export function isUnderstood(schema: unknown): boolean {
+  try {
+    objectCheck(schema as ZodLike);
+    return true;
+  } catch (error) {
+    if (error instanceof Unsupported) return false;
+    throw error;
+  }
+}
+
+function objectCheck(schema: ZodLike): FastRecordCheck {
+  const def = schema._zod.def;
+  if (def.type !== 'object' || !def.shape || (def.checks?.length ?? 0) > 0) {
+    throw new Unsupported(def.type);
+  }
+  // unknown keys kept as they are (a loose object); a strict or stripping one changes records
+  if (def.catchall?._zod.def.type !== 'unknown') throw new Unsupported('catchall');
+  const fields = new Map<string, FieldCheck>();
+  let requiredCount = 0;
+  Object.entries(def.shape).forEach(([key, field], position) => {
+    const { required, accepts } = fieldCheck(field);
+    if (required) requiredCount++;
+    fields.set(key, { position, required, accepts });
+  });
+  return (record) => {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) return false;
+    const values = record as Record<string, unknown>;
+    let nextPosition = 0;
+    let unknownSeen = false;
+    let required = 0;
+    for (const key in values) {
+      const field = fields.get(key);
+      if (field === undefined) {
+        // zod drops an own __proto__ key; unknown keys go after the known ones
+        if (key === '__proto__') return false;
+        unknownSeen = true;
+        continue;
+      }
+      if (unknownSeen || field.position < nextPosition) return false;
+      nextPosition = field.position + 1;
+      if (!field.accepts(values[key])) return false;
+      if (field.required) required++;
+    }
+    return required === requiredCount;
+  };
+}
+
+/** A field of an object's shape: whether it must be present, and what its value may be. */
+function fieldCheck(field: ZodLike): { required: boolean; accepts: ValueCheck } {
+  const def = field._zod.def;
+  if (def.type === 'optional' && def.innerType) {
+    // a JSON value is never undefined: present means it meets the inner type
+    return { required: false, accepts: valueCheck(def.innerType) };
+  }
+  if (def.type === 'nonoptional' && def.innerType?._zod.def.type === 'optional') {
+    const inner = def.innerType._zod.def.innerType;
+    if (inner) return { required: true, accepts: valueCheck(inner) };
+  }
+  return { required: true, accepts: valueCheck(field) };
+}
+
+function valueCheck(schema: ZodLike): ValueCheck {
+  const def = schema._zod.def;
+  const checks = def.checks ?? [];
+  switch (def.type) {
+    case 'unknown':
+      return () => true;
+    case 'boolean':
+      noChecks(def);
+      return (value) => typeof value === 'boolean';
+    case 'string': {
+      let minimum = 0;
+      for (const check of checks) {
+        const { check: kind, minimum: min } = check._zod.def;
+        if (kind !== 'min_length' || min === undefined) throw new Unsupported(kind);
+        minimum = Math.max(minimum, min);
+      }
+      return (value) => typeof value === 'string' && value.length >= minimum;
+    }
+    case 'number': {
+      const formats = checks.map((check) => check._zod.def);
+      if (formats.length === 0) return (value) => typeof value === 'number' && isFinite(value);
+      if (formats.every((check) => check.check === 'number_format' && check.format === 'safeint')) {
+        return (value) => Number.isSafeInteger(value);
+      }
+      throw new Unsupported('number checks');
+    }
+    case 'nullable': {
+      noChecks(def);
+      const inner = valueCheck(required(def.innerType));
+      return (value) => value === null || inner(value);
+    }
+    case 'array': {
+      noChecks(def);
+      const element = valueCheck(required(def.element));
+      return (value) => Array.isArray(value) && value.every(element);
+    }
+    case 'record': {
+      noChecks(def);
+      const keyType = required(def.keyType)._zod.def;
+      if (keyType.type !== 'string' || (keyType.checks?.length ?? 0) > 0) {
+        throw new Unsupported('record key');
+      }
+      const entry = valueCheck(required(def.valueType));
+      return (value) => {
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+        // zod copies a record by assignment, which an own __proto__ key would not survive
+        if (Object.hasOwn(value, '__proto__')) return false;
+        for (const key in value) if (!entry((value as Record<string, unknown>)[key])) return false;
+        return true;
+      };
+    }
+    default:
+      throw new Unsupported(def.type);
+  }
+}
+
+function noChecks(def: ZodDef): void {
+  if ((def.checks?.length ?? 0) > 0) throw new Unsupported(`${def.type} checks`);
+}
+
+function required(schema: ZodLike | undefined): ZodLike {
+  if (!schema) throw new Unsupported('missing inner type');
+  return schema;
+}
+
+/** Fast checks of GET answers' records, one per resource. */
+const READ_CHECKS: { readonly [R in ResourceName]: FastRecordCheck } = {
+  users: compileRecordCheck(RESOURCES.users.readAnswerSchema),
+  groups: compileRecordCheck(RESOURCES.groups.readAnswerSchema),
+  acls: compileRecordCheck(RESOURCES.acls.readAnswerSchema),
+};
+
+/**
+ * Checks the records of a GET answer in place, zod's result replacing each record the fast
+ * check was not sure of. Returns how many records are checked, and the error of the first
+ * wrong one (as checkRecord reports it), which stops the check there.
+ */
+export function checkReadRecords(
+  resource: ResourceName,
+  records: unknown[],
+  info: { method: string; path: string },
+): { checked: number; fault?: unknown } {
+  const isFine = READ_CHECKS[resource];
+  for (let index = 0; index < records.length; index++) {
+    if (isFine(records[index])) continue;
+    try {
+      records[index] = checkRecord(answerSchema(resource, 'GET'), records[index], info);
+    } catch (fault) {
+      return { checked: index, fault };
+    }
+  }
+  return { checked: records.length };
+}
