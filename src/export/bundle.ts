@@ -10,6 +10,7 @@
  */
 import { Readable } from 'node:stream';
 import type { ResourceName } from '../admin/resources.js';
+import type { RecordBatches } from './export-types.js';
 import { jsonArrayParts } from './json-writer.js';
 import { batchText } from './text-chunks.js';
 
@@ -23,7 +24,7 @@ export interface BundleHead {
 }
 
 /** A section: the resource and a function that starts reading its records. */
-export type BundleSection = readonly [ResourceName, () => AsyncIterable<unknown>];
+export type BundleSection = readonly [ResourceName, () => RecordBatches];
 
 async function* bundleParts(
   head: BundleHead,

@@ -1,6 +1,7 @@
 /**
- * One export run: reads every record of the requested resources, streaming (a record is
- * written as soon as it is parsed), into files that appear whole or not at all, then writes
+ * One export run: reads every record of the requested resources, streaming (the records of
+ * each part of an answer are written as soon as that part is parsed), into files that appear
+ * whole or not at all, then writes
  * the manifest. Groups are read first, so users and ACLs can name their groups; they are read
  * again at the end to tell whether they changed meanwhile. A failing read is retried with the
  * import's policy, restarting the file it was writing; a run that still fails leaves nothing.
@@ -28,7 +29,7 @@ import type { ExportCounts, ExportFile, ExportRequest } from './export-types.js'
 import { GroupNames, type GroupsPicture } from './group-names.js';
 import { jsonArraySource, ndjsonSource } from './json-writer.js';
 import { writeManifest, MANIFEST_KIND, MANIFEST_VERSION, type ExportManifest } from './manifest.js';
-import { toPortable } from './portable-record.js';
+import { toPortable, type PortableOptions } from './portable-record.js';
 import { RunWarnings } from './warnings.js';
 
 export interface ExportRunInput {
@@ -47,11 +48,11 @@ export interface ExportProgress {
 }
 
 export interface ExportRunDeps {
-  client: Pick<AdminClient, 'stream' | 'get' | 'baseUrl'>;
+  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
   /** Retries of failing reads; the same policy as imports. */
   retry: RetryPolicy;
   signal?: AbortSignal;
-  /** Called after every record written; `counts` is live, copy it to keep it. Throttle there. */
+  /** Called after every batch of records written; `counts` is live, copy it to keep it. */
   onProgress?: (progress: ExportProgress) => void;
   /** Called before each retry's wait (awaited): a 429 can make every worker back off. */
   onRetry?: (error: unknown, delayMs: number, file: string) => Promise<void> | void;
@@ -196,26 +197,22 @@ class ExportRun {
     };
   }
 
-  /** Every record of a resource as it is parsed, counted, portable or as answered. */
+  /** Every record of a resource in the batches it is parsed in, counted, portable or as answered. */
   private async *records(
     resource: ResourceName,
     portable: boolean,
     csv = false,
-  ): AsyncGenerator<Record<string, unknown>> {
-    const options = {
+  ): AsyncGenerator<Record<string, unknown>[]> {
+    const options: PortableOptions = {
       groupName: (id: number) => this.groupName(id),
       listSeparator: csv ? CSV_LIST_SEPARATOR : undefined,
       warn: (message: string) => this.warnings.add(message),
     };
     this.counts[resource] = 0;
-    for await (const record of this.deps.client.stream(resource, {}, this.deps.signal)) {
-      if (resource === 'groups') this.groups.add(record);
-      if (!portable) yield record;
-      else {
-        const converted = toPortable(resource, record, options);
-        yield converted instanceof Promise ? await converted : converted;
-      }
-      this.counts[resource] = (this.counts[resource] ?? 0) + 1;
+    for await (const batch of this.deps.client.streamBatches(resource, {}, this.deps.signal)) {
+      if (resource === 'groups') for (const group of batch) this.groups.add(group);
+      yield portable ? await portableBatch(resource, batch, options) : batch;
+      this.counts[resource] = (this.counts[resource] ?? 0) + batch.length;
       this.reportProgress();
     }
   }
@@ -223,8 +220,8 @@ class ExportRun {
   /** Reads all groups for their names only; returns their picture. */
   private async readGroupNames(): Promise<GroupsPicture> {
     const names = new GroupNames();
-    for await (const group of this.deps.client.stream('groups', {}, this.deps.signal)) {
-      names.add(group);
+    for await (const batch of this.deps.client.streamBatches('groups', {}, this.deps.signal)) {
+      for (const group of batch) names.add(group);
     }
     if (this.groups.size === 0) this.groups = names;
     return names.picture();
@@ -249,9 +246,26 @@ class ExportRun {
   private reportProgress(): void {
     if (!this.deps.onProgress) return;
     const { groups = 0, users = 0, acls = 0 } = this.counts;
-    // the live counts, not a copy: a million records make a million calls
+    // the live counts, not a copy: called once per batch, thousands of times
     this.deps.onProgress({ written: groups + users + acls, counts: this.counts });
   }
+}
+
+/**
+ * The records of a batch as the per-resource files carry them. One at a time: a group looked
+ * up for one record (created after the groups were read) is known to the next.
+ */
+async function portableBatch(
+  resource: ResourceName,
+  batch: readonly Record<string, unknown>[],
+  options: PortableOptions,
+): Promise<Record<string, unknown>[]> {
+  const portable: Record<string, unknown>[] = new Array(batch.length);
+  for (let index = 0; index < batch.length; index++) {
+    const converted = toPortable(resource, batch[index]!, options);
+    portable[index] = converted instanceof Promise ? await converted : converted;
+  }
+  return portable;
 }
 
 /** Removes a run's temporary files, the files of its plan and its manifest. */
