@@ -5,7 +5,9 @@ import { Redis } from 'ioredis';
  * Prints records per second and the worker's peak resident memory (VmHWM), beside its
  * resident memory before the export, so the cost of the export itself shows. Beside them, the
  * ceiling: one GET of every user from the same sandbox by a bare process that only counts
- * the bytes, which is as fast as an export reading that sandbox can be.
+ * the bytes, which is as fast as an export reading that sandbox can be. The worker's CPU time
+ * for the export is printed too: on a machine shared with other work, records per CPU second
+ * say more about porter than the wall clock does.
  *
  *   npx tsx bench/export-throughput.ts [--users 1000000] [--groups 60] [--format csv]
  *                                      [--cpu-prof DIR]
@@ -50,6 +52,15 @@ async function memoryMiB(pid: number): Promise<{ rss: number; peak: number }> {
   } catch {
     return { rss: 0, peak: 0 };
   }
+}
+
+/** CPU seconds a process has used (user and system), from /proc/<pid>/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // fields after the command name, which is in parentheses and may hold spaces
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100;
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
 
 /** Lines of a file, counted while streaming it. */
@@ -121,6 +132,7 @@ try {
   }
   redis.disconnect();
   const before = await memoryMiB(worker.pid!);
+  const cpuBefore = await cpuSeconds(worker.pid!);
   let peak = before.peak;
   const sampler = setInterval(() => {
     void memoryMiB(worker.pid!).then((memory) => (peak = Math.max(peak, memory.peak)));
@@ -135,6 +147,7 @@ try {
   const wallSeconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   peak = Math.max(peak, (await memoryMiB(worker.pid!)).peak);
+  const workerCpu = (await cpuSeconds(worker.pid!)) - cpuBefore;
   if (code !== 0) throw new Error(`porter export exited ${code}`);
 
   const [runId] = await readdir(outDir);
@@ -160,6 +173,9 @@ try {
   );
   console.log(
     `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s (${ceiling.seconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `worker CPU:          ${workerCpu.toFixed(1)}s, ${(users / workerCpu).toFixed(0)} records per CPU second`,
   );
   console.log(
     `worker memory: ${before.rss.toFixed(0)} MiB resident before, peak ${peak.toFixed(0)} MiB (VmHWM)`,
