@@ -1,10 +1,15 @@
 /**
- * Splits a JSON array arriving in chunks into its elements. Only the array's own structure is
- * scanned here (depth, strings, commas), in one tight loop over the bytes; the elements a chunk
- * completes are then parsed by a single JSON.parse, so a million small records cost a few
- * thousand parses rather than a million. Every element's syntax is JSON.parse's to check: when
- * the joint parse fails, the elements are parsed one by one to name the one at fault. Memory
- * stays at one element plus one chunk.
+ * Splits a JSON array arriving in chunks into its elements. The elements a chunk completes are
+ * parsed by a single JSON.parse, so a million small records cost a few thousand parses rather
+ * than a million. Memory stays at one element plus one chunk.
+ *
+ * Where a chunk's complete elements end is found two ways. First a guess: the chunk's last `}`,
+ * parsed with what came before it. JSON.parse accepting `[` + text + `]` proves the cut lies
+ * between two elements of the array (cut inside a string or a nested value, the text cannot be
+ * a list of complete values), so the guess costs no scan of the bytes at all. When the guess is
+ * refused (the `}` was inside something, or the answer is malformed), the array's own structure
+ * (depth, strings, commas) is scanned byte by byte, which finds the elements or names what is
+ * wrong; every element's syntax is JSON.parse's to check.
  */
 
 const OPEN_BRACE = 0x7b;
@@ -42,10 +47,67 @@ export class JsonArraySplitter {
   private bare = false;
   /** Bytes of the current element from earlier chunks. */
   private carried: Buffer[] = [];
+  /** Bytes of the answer before the chunk being read. */
   private offset = 0;
+  /** Chunks left to scan before guessing again, after guesses were refused. */
+  private guessPause = 0;
+  private guessesRefused = 0;
 
   /** Feeds one chunk; returns the elements it completed, parsed. */
   write(chunk: Buffer): unknown[] {
+    if (this.kind !== 'array' || this.expect === 'nothing') return this.scan(chunk);
+    if (this.guessPause > 0) {
+      this.guessPause--;
+      return this.scan(chunk);
+    }
+    const guessed = this.guess(chunk);
+    if (guessed === undefined) {
+      // elements larger than a chunk, say: guess less often, up to one chunk in 64
+      this.guessesRefused++;
+      this.guessPause = Math.min(2 ** this.guessesRefused, 64) - 1;
+      return this.scan(chunk);
+    }
+    this.guessesRefused = 0;
+    // the rest of the chunk (the start of the next element, usually) is scanned from the cut
+    const rest = this.scan(chunk.subarray(guessed.end));
+    return rest.length === 0 ? guessed.values : [...guessed.values, ...rest];
+  }
+
+  /**
+   * The elements up to the chunk's last `}`, when JSON.parse accepts them as complete elements;
+   * the state then says the cut is between two elements. Undefined (state untouched) otherwise.
+   */
+  private guess(chunk: Buffer): { values: unknown[]; end: number } | undefined {
+    const last = chunk.lastIndexOf(CLOSE_BRACE);
+    if (last === -1) return undefined;
+    let bytes: Buffer;
+    if (this.inElement()) {
+      bytes = Buffer.concat([...this.carried, chunk.subarray(0, last + 1)]);
+    } else {
+      let begin = 0;
+      while (begin < last && isWhitespace(chunk[begin]!)) begin++;
+      if (this.expect === 'comma-or-close') {
+        if (chunk[begin] !== COMMA) return undefined;
+        begin++;
+      }
+      bytes = chunk.subarray(begin, last + 1);
+    }
+    let values: unknown;
+    try {
+      values = JSON.parse(`[${bytes.toString('utf8')}]`);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(values)) return undefined;
+    Object.assign(this, { depth: 0, inString: false, escaped: false, bare: false });
+    this.carried = [];
+    this.expect = 'comma-or-close';
+    this.offset += last + 1;
+    return { values, end: last + 1 };
+  }
+
+  /** Scans one chunk byte by byte; returns the elements it completed, parsed. */
+  private scan(chunk: Buffer): unknown[] {
     const continued = this.inElement();
     // start and end (exclusive) of each element completed in this chunk; the first one starts
     // at 0 when it began in an earlier chunk
