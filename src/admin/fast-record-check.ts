@@ -25,10 +25,13 @@ interface ZodLike {
 
 type ValueCheck = (value: unknown) => boolean;
 
+/** The commonest value checks, made inline rather than through a function call. */
+type Kind = 'string' | 'safe-integer' | 'other';
+
 interface FieldCheck {
-  /** Index in the schema's shape: zod gives known keys back in shape order. */
-  position: number;
+  key: string;
   required: boolean;
+  kind: Kind;
   accepts: ValueCheck;
 }
 
@@ -66,48 +69,72 @@ function objectCheck(schema: ZodLike): FastRecordCheck {
   }
   // unknown keys kept as they are (a loose object); a strict or stripping one changes records
   if (def.catchall?._zod.def.type !== 'unknown') throw new Unsupported('catchall');
-  const fields = new Map<string, FieldCheck>();
-  let requiredCount = 0;
-  Object.entries(def.shape).forEach(([key, field], position) => {
-    const { required, accepts } = fieldCheck(field);
-    if (required) requiredCount++;
-    fields.set(key, { position, required, accepts });
-  });
+  // in shape order: zod gives the known keys back in that order
+  const fields: FieldCheck[] = Object.entries(def.shape).map(([key, field]) => ({
+    key,
+    ...fieldCheck(field),
+  }));
+  const known = new Set(fields.map((field) => field.key));
+  const requiredCount = fields.filter((field) => field.required).length;
   return (record) => {
     if (typeof record !== 'object' || record === null || Array.isArray(record)) return false;
     const values = record as Record<string, unknown>;
-    let nextPosition = 0;
+    let next = 0;
     let unknownSeen = false;
     let required = 0;
     for (const key in values) {
-      const field = fields.get(key);
-      if (field === undefined) {
+      // the key is a field at or after the last one seen, or out of order, or unknown
+      let position = next;
+      while (position < fields.length && fields[position]!.key !== key) position++;
+      if (position === fields.length) {
         // zod drops an own __proto__ key; unknown keys go after the known ones
-        if (key === '__proto__') return false;
+        if (known.has(key) || key === '__proto__') return false;
         unknownSeen = true;
         continue;
       }
-      if (unknownSeen || field.position < nextPosition) return false;
-      nextPosition = field.position + 1;
-      if (!field.accepts(values[key])) return false;
+      if (unknownSeen) return false;
+      next = position + 1;
+      const field = fields[position]!;
+      const value = values[key];
+      if (field.kind === 'string') {
+        if (typeof value !== 'string') return false;
+      } else if (field.kind === 'safe-integer') {
+        if (!Number.isSafeInteger(value)) return false;
+      } else if (!field.accepts(value)) return false;
       if (field.required) required++;
     }
     return required === requiredCount;
   };
 }
 
+/** The inline kind of a value check, when it is a common one. */
+function kindOf(schema: ZodLike): Kind {
+  const def = schema._zod.def;
+  const checks = def.checks ?? [];
+  if (def.type === 'string' && checks.length === 0) return 'string';
+  if (
+    def.type === 'number' &&
+    checks.length > 0 &&
+    checks.every(({ _zod }) => _zod.def.check === 'number_format' && _zod.def.format === 'safeint')
+  ) {
+    return 'safe-integer';
+  }
+  return 'other';
+}
+
 /** A field of an object's shape: whether it must be present, and what its value may be. */
-function fieldCheck(field: ZodLike): { required: boolean; accepts: ValueCheck } {
+function fieldCheck(field: ZodLike): Omit<FieldCheck, 'key'> {
   const def = field._zod.def;
+  let value = field;
+  let required = true;
   if (def.type === 'optional' && def.innerType) {
     // a JSON value is never undefined: present means it meets the inner type
-    return { required: false, accepts: valueCheck(def.innerType) };
+    value = def.innerType;
+    required = false;
+  } else if (def.type === 'nonoptional' && def.innerType?._zod.def.type === 'optional') {
+    value = present(def.innerType._zod.def.innerType);
   }
-  if (def.type === 'nonoptional' && def.innerType?._zod.def.type === 'optional') {
-    const inner = def.innerType._zod.def.innerType;
-    if (inner) return { required: true, accepts: valueCheck(inner) };
-  }
-  return { required: true, accepts: valueCheck(field) };
+  return { required, kind: kindOf(value), accepts: valueCheck(value) };
 }
 
 function valueCheck(schema: ZodLike): ValueCheck {
@@ -138,21 +165,21 @@ function valueCheck(schema: ZodLike): ValueCheck {
     }
     case 'nullable': {
       noChecks(def);
-      const inner = valueCheck(required(def.innerType));
+      const inner = valueCheck(present(def.innerType));
       return (value) => value === null || inner(value);
     }
     case 'array': {
       noChecks(def);
-      const element = valueCheck(required(def.element));
+      const element = valueCheck(present(def.element));
       return (value) => Array.isArray(value) && value.every(element);
     }
     case 'record': {
       noChecks(def);
-      const keyType = required(def.keyType)._zod.def;
+      const keyType = present(def.keyType)._zod.def;
       if (keyType.type !== 'string' || (keyType.checks?.length ?? 0) > 0) {
         throw new Unsupported('record key');
       }
-      const entry = valueCheck(required(def.valueType));
+      const entry = valueCheck(present(def.valueType));
       return (value) => {
         if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
         // zod copies a record by assignment, which an own __proto__ key would not survive
@@ -170,7 +197,7 @@ function noChecks(def: ZodDef): void {
   if ((def.checks?.length ?? 0) > 0) throw new Unsupported(`${def.type} checks`);
 }
 
-function required(schema: ZodLike | undefined): ZodLike {
+function present(schema: ZodLike | undefined): ZodLike {
   if (!schema) throw new Unsupported('missing inner type');
   return schema;
 }
