@@ -80,9 +80,14 @@ export class JsonArraySplitter {
   private guess(chunk: Buffer): { values: unknown[]; end: number } | undefined {
     const last = chunk.lastIndexOf(CLOSE_BRACE);
     if (last === -1) return undefined;
-    let bytes: Buffer;
+    let text: string;
     if (this.inElement()) {
-      bytes = Buffer.concat([...this.carried, chunk.subarray(0, last + 1)]);
+      // the carried bytes may end inside a character: they are decoded with the chunk's bytes
+      // up to the first that starts one, the rest of the chunk without copying it
+      let split = 0;
+      while (split < 3 && split < last && (chunk[split]! & 0xc0) === 0x80) split++;
+      const head = Buffer.concat([...this.carried, chunk.subarray(0, split)]).toString('utf8');
+      text = head + chunk.toString('utf8', split, last + 1);
     } else {
       let begin = 0;
       while (begin < last && isWhitespace(chunk[begin]!)) begin++;
@@ -90,11 +95,11 @@ export class JsonArraySplitter {
         if (chunk[begin] !== COMMA) return undefined;
         begin++;
       }
-      bytes = chunk.subarray(begin, last + 1);
+      text = chunk.toString('utf8', begin, last + 1);
     }
     let values: unknown;
     try {
-      values = JSON.parse(`[${bytes.toString('utf8')}]`);
+      values = JSON.parse(`[${text}]`);
     } catch {
       return undefined;
     }
