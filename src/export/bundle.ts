@@ -8,7 +8,6 @@
  * user's `groups` and an ACL's `groupId` are ids that resolve within the same document.
  * Sections are streamed in this order, each read when the previous one is written.
  */
-import { Readable } from 'node:stream';
 import type { ResourceName } from '../admin/resources.js';
 import type { RecordBatches } from './export-types.js';
 import { jsonArrayParts } from './json-writer.js';
@@ -41,7 +40,10 @@ async function* bundleParts(
   yield '\n}\n';
 }
 
-/** The bundle document, streamed. */
-export function bundleSource(head: BundleHead, sections: readonly BundleSection[]): Readable {
-  return Readable.from(batchText(bundleParts(head, sections)), { objectMode: false });
+/** The bundle document, in parts of about 64 KiB. */
+export function bundleSource(
+  head: BundleHead,
+  sections: readonly BundleSection[],
+): AsyncGenerator<string> {
+  return batchText(bundleParts(head, sections));
 }

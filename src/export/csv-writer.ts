@@ -9,7 +9,6 @@
  * quotes doubled, LF after every line): a million records pay for string joins, not for a
  * general-purpose stringifier's options.
  */
-import { Readable } from 'node:stream';
 import type { ResourceName } from '../admin/resources.js';
 import { formulaSafe } from '../results/formula-safe.js';
 import { cellText } from '../results/report-csv.js';
@@ -91,12 +90,12 @@ export function csvLine(
   return `${line}\n`;
 }
 
-/** The CSV of the records, streamed: one piece of text per batch, joined into larger chunks. */
+/** The CSV of the records, in parts of about 64 KiB as their batches are read. */
 export function csvSource(
   resource: ResourceName,
   batches: RecordBatches,
   warn: (message: string) => void,
-): Readable {
+): AsyncGenerator<string> {
   const fields = PORTABLE_FIELDS[resource];
   const onSeparator = (field: string): void =>
     warn(
@@ -111,5 +110,5 @@ export function csvSource(
       yield lines;
     }
   }
-  return Readable.from(batchText(text()), { objectMode: false });
+  return batchText(text());
 }

@@ -8,7 +8,6 @@
  */
 import { mkdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import type { AdminClient } from '../admin/client.js';
 import { classifyFailure } from '../admin/errors.js';
 import type { ResourceName } from '../admin/resources.js';
@@ -158,22 +157,18 @@ class ExportRun {
     for (const resource of resources) this.counts[resource] = 0;
     if (resources.includes('groups')) this.groups = new GroupNames();
     this.reportProgress();
-    const { source, stages } = this.streamsOf(file, startedAt);
     const written = await writeFileAtomically(
       this.input.dir,
       file.name,
-      source,
-      stages,
+      this.partsOf(file, startedAt),
       this.deps.signal,
     );
     const records = resources.reduce((sum, resource) => sum + (this.counts[resource] ?? 0), 0);
     return { ...written, content: file.content, format: file.format, records };
   }
 
-  private streamsOf(
-    file: PlannedFile,
-    startedAt: string,
-  ): { source: Readable; stages: NodeJS.ReadWriteStream[] } {
+  /** The text of a file, in parts, made as its records are read. */
+  private partsOf(file: PlannedFile, startedAt: string): AsyncGenerator<string> {
     if (file.content === 'bundle') {
       const head = {
         exportedAt: startedAt,
@@ -183,18 +178,15 @@ class ExportRun {
       const sections = READ_ORDER.map(
         (resource) => [resource, () => this.records(resource, false)] as const,
       );
-      return { source: bundleSource(head, sections), stages: [] };
+      return bundleSource(head, sections);
     }
     const resource = file.content;
     const warn = (message: string): void => this.warnings.add(message);
     if (file.format === 'csv') {
-      return { source: csvSource(resource, this.records(resource, true, true), warn), stages: [] };
+      return csvSource(resource, this.records(resource, true, true), warn);
     }
     const records = this.records(resource, true);
-    return {
-      source: file.format === 'json' ? jsonArraySource(records) : ndjsonSource(records),
-      stages: [],
-    };
+    return file.format === 'json' ? jsonArraySource(records) : ndjsonSource(records);
   }
 
   /** Every record of a resource in the batches it is parsed in, counted, portable or as answered. */

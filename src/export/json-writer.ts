@@ -1,5 +1,4 @@
 /** JSON (one array, one record per line) and NDJSON (one record per line). */
-import { Readable } from 'node:stream';
 import type { RecordBatches } from './export-types.js';
 import { batchText } from './text-chunks.js';
 
@@ -31,12 +30,12 @@ async function* lineParts(batches: RecordBatches): AsyncGenerator<string> {
   }
 }
 
-/** The records as one JSON array, streamed. */
-export function jsonArraySource(batches: RecordBatches): Readable {
-  return Readable.from(batchText(documentParts(batches)), { objectMode: false });
+/** The records as one JSON array, in parts of about 64 KiB. */
+export function jsonArraySource(batches: RecordBatches): AsyncGenerator<string> {
+  return batchText(documentParts(batches));
 }
 
-/** The records as NDJSON, streamed. */
-export function ndjsonSource(batches: RecordBatches): Readable {
-  return Readable.from(batchText(lineParts(batches)), { objectMode: false });
+/** The records as NDJSON, in parts of about 64 KiB. */
+export function ndjsonSource(batches: RecordBatches): AsyncGenerator<string> {
+  return batchText(lineParts(batches));
 }
