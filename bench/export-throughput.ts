@@ -138,6 +138,7 @@ try {
     void memoryMiB(worker.pid!).then((memory) => (peak = Math.max(peak, memory.peak)));
   }, 200);
   const started = performance.now();
+  const sandboxCpuBefore = process.cpuUsage();
   const producer = spawn(
     'node',
     ['bin/porter.js', 'export', '--resource', 'users', '--format', format, '--wait'],
@@ -145,6 +146,7 @@ try {
   );
   const [code] = (await once(producer, 'exit')) as [number];
   const wallSeconds = (performance.now() - started) / 1000;
+  const sandboxCpu = process.cpuUsage(sandboxCpuBefore);
   clearInterval(sampler);
   peak = Math.max(peak, (await memoryMiB(worker.pid!)).peak);
   const workerCpu = (await cpuSeconds(worker.pid!)) - cpuBefore;
@@ -176,6 +178,9 @@ try {
   );
   console.log(
     `worker CPU:          ${workerCpu.toFixed(1)}s, ${(users / workerCpu).toFixed(0)} records per CPU second`,
+  );
+  console.log(
+    `sandbox CPU:         ${((sandboxCpu.user + sandboxCpu.system) / 1e6).toFixed(1)}s (this process, which serves the GET)`,
   );
   console.log(
     `worker memory: ${before.rss.toFixed(0)} MiB resident before, peak ${peak.toFixed(0)} MiB (VmHWM)`,
