@@ -65,6 +65,18 @@ function holdsSeparator(value: readonly unknown[]): boolean {
   return value.some((item) => typeof item === 'string' && item.includes(CSV_LIST_SEPARATOR));
 }
 
+/** One field's cell. */
+function cellOf(value: unknown): string {
+  if (typeof value === 'string') return csvCell(value);
+  if (typeof value === 'number') {
+    // digits, sign, point, exponent: never quoted, formula-safe when negative
+    const text = String(value);
+    return mayTrigger(text.charCodeAt(0)) ? formulaSafe(text) : text;
+  }
+  if (value === undefined || value === null) return '';
+  return csvCell(csvCellText(value));
+}
+
 /**
  * One line of a portable record, LF included, in csvColumns order (the marker cell empty).
  * `onListItemWithSeparator` hears of each field whose list holds the separator.
@@ -74,20 +86,38 @@ export function csvLine(
   record: Readonly<Record<string, unknown>>,
   onListItemWithSeparator: (field: string) => void,
 ): string {
-  let line = '';
-  for (const field of fields) {
-    const value = record[field];
-    let text: string;
-    if (typeof value === 'string') text = value;
-    else if (typeof value === 'number') text = String(value);
-    else if (value === undefined || value === null) text = '';
-    else {
-      if (Array.isArray(value) && holdsSeparator(value)) onListItemWithSeparator(field);
-      text = csvCellText(value);
-    }
-    line += `${csvCell(text)},`;
+  // the cells, then the empty marker cell and the line end, joined by commas
+  const cells: string[] = new Array(fields.length + 1);
+  cells[fields.length] = '\n';
+  let listsWithSeparator: string[] | undefined;
+  // a portable record holds its fields in column order: walking its keys reads each value
+  // at once, where looking up every column by name costs a dictionary look-up each
+  let column = 0;
+  for (const key in record) {
+    while (column < fields.length && fields[column] !== key) cells[column++] = '';
+    if (column === fields.length) return csvLineByName(fields, record, onListItemWithSeparator);
+    const value = record[key];
+    if (Array.isArray(value) && holdsSeparator(value)) (listsWithSeparator ??= []).push(key);
+    cells[column++] = cellOf(value);
   }
-  return `${line}\n`;
+
+  listsWithSeparator?.forEach(onListItemWithSeparator);
+  return cells.join(',');
+}
+
+/** csvLine for a record whose keys are not all columns in column order. */
+function csvLineByName(
+  fields: readonly string[],
+  record: Readonly<Record<string, unknown>>,
+  onListItemWithSeparator: (field: string) => void,
+): string {
+  const cells = fields.map((field) => {
+    const value = record[field];
+    if (Array.isArray(value) && holdsSeparator(value)) onListItemWithSeparator(field);
+    return cellOf(value);
+  });
+  cells.push('\n');
+  return cells.join(',');
 }
 
 /** The CSV of the records, in parts of about 64 KiB as their batches are read. */
