@@ -3,9 +3,16 @@ import { Redis } from 'ioredis';
  * Export speed and memory: a sandbox seeded with N users (default 1,000,000) is exported to
  * CSV by a real worker process (`porter worker`), queued by a real `porter export --wait`.
  * Prints records per second and the worker's peak resident memory (VmHWM), beside its
- * resident memory before the export, so the cost of the export itself shows.
+ * resident memory before the export, so the cost of the export itself shows. Beside them, the
+ * ceiling: one GET of every user from the same sandbox by a bare process that only counts
+ * the bytes, which is as fast as an export reading that sandbox can be. The worker's CPU time
+ * for the export is printed too: on a machine shared with other work, records per CPU second
+ * say more about porter than the wall clock does.
  *
  *   npx tsx bench/export-throughput.ts [--users 1000000] [--groups 60] [--format csv]
+ *                                      [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` runs the worker under `node --cpu-prof` and leaves its profile in DIR.
  *
  * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379); uses its own key prefix.
  */
@@ -25,11 +32,13 @@ const { values } = parseArgs({
     users: { type: 'string', default: '1000000' },
     groups: { type: 'string', default: '60' },
     format: { type: 'string', default: 'csv' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const users = Number(values.users);
 const groups = Number(values.groups);
 const format = values.format;
+const profileDir = values['cpu-prof'];
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `porter-bench-export-${process.pid}`;
 
@@ -45,6 +54,15 @@ async function memoryMiB(pid: number): Promise<{ rss: number; peak: number }> {
   }
 }
 
+/** CPU seconds a process has used (user and system), from /proc/<pid>/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // fields after the command name, which is in parentheses and may hold spaces
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100;
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
 /** Lines of a file, counted while streaming it. */
 async function countLines(path: string): Promise<number> {
   let lines = 0;
@@ -52,6 +70,28 @@ async function countLines(path: string): Promise<number> {
     for (const byte of chunk as Buffer) if (byte === 10) lines++;
   }
   return lines;
+}
+
+/** A GET of every user by a separate bare process, which only counts the answer's bytes. */
+const RAW_GET = `
+const started = performance.now();
+require('node:http').get(process.argv[1], (answer) => {
+  let bytes = 0;
+  answer.on('data', (chunk) => (bytes += chunk.length));
+  answer.on('end', () => console.log(JSON.stringify({ status: answer.statusCode, bytes, ms: performance.now() - started })));
+});`;
+
+/** Seconds and bytes of one raw GET of all users. */
+async function rawGet(url: string): Promise<{ seconds: number; bytes: number }> {
+  const child = spawn('node', ['-e', RAW_GET, `${url}/wf/restapi/v2/admin/userManager`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'exit');
+  const { status, bytes, ms } = JSON.parse(output) as { status: number; bytes: number; ms: number };
+  if (status !== 200) throw new Error(`raw GET answered ${status}`);
+  return { seconds: ms / 1000, bytes };
 }
 
 async function cleanup(): Promise<void> {
@@ -64,6 +104,11 @@ const sandbox = await startSandbox({ port: 0, seed: { users, groups, acls: group
 console.log(
   `sandbox seeded with ${users} users, ${groups} groups in ${((performance.now() - seedStarted) / 1000).toFixed(1)}s`,
 );
+const ceiling = await rawGet(sandbox.url);
+console.log(
+  `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s ` +
+    `(${ceiling.seconds.toFixed(1)}s, ${(ceiling.bytes / 2 ** 20).toFixed(0)} MiB)`,
+);
 const env = {
   ...process.env,
   REDIS_URL: redisUrl,
@@ -72,7 +117,11 @@ const env = {
   PORTER_EXPORT_DIR: outDir,
   LOG_LEVEL: 'warn',
 };
-const worker = spawn('node', ['bin/porter.js', 'worker'], { env, stdio: 'inherit' });
+const profileArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+const worker = spawn('node', [...profileArgs, 'bin/porter.js', 'worker'], {
+  env,
+  stdio: 'inherit',
+});
 try {
   // wait until the worker listens on the export queue
   const redis = new Redis(redisUrl);
@@ -83,11 +132,13 @@ try {
   }
   redis.disconnect();
   const before = await memoryMiB(worker.pid!);
+  const cpuBefore = await cpuSeconds(worker.pid!);
   let peak = before.peak;
   const sampler = setInterval(() => {
     void memoryMiB(worker.pid!).then((memory) => (peak = Math.max(peak, memory.peak)));
   }, 200);
   const started = performance.now();
+  const sandboxCpuBefore = process.cpuUsage();
   const producer = spawn(
     'node',
     ['bin/porter.js', 'export', '--resource', 'users', '--format', format, '--wait'],
@@ -95,8 +146,10 @@ try {
   );
   const [code] = (await once(producer, 'exit')) as [number];
   const wallSeconds = (performance.now() - started) / 1000;
+  const sandboxCpu = process.cpuUsage(sandboxCpuBefore);
   clearInterval(sampler);
   peak = Math.max(peak, (await memoryMiB(worker.pid!)).peak);
+  const workerCpu = (await cpuSeconds(worker.pid!)) - cpuBefore;
   if (code !== 0) throw new Error(`porter export exited ${code}`);
 
   const [runId] = await readdir(outDir);
@@ -119,6 +172,15 @@ try {
   );
   console.log(
     `end to end (queue):  ${(users / wallSeconds).toFixed(0)} records/s (${wallSeconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s (${ceiling.seconds.toFixed(1)}s)`,
+  );
+  console.log(
+    `worker CPU:          ${workerCpu.toFixed(1)}s, ${(users / workerCpu).toFixed(0)} records per CPU second`,
+  );
+  console.log(
+    `sandbox CPU:         ${((sandboxCpu.user + sandboxCpu.system) / 1e6).toFixed(1)}s (this process, which serves the GET)`,
   );
   console.log(
     `worker memory: ${before.rss.toFixed(0)} MiB resident before, peak ${peak.toFixed(0)} MiB (VmHWM)`,

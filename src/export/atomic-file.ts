@@ -4,11 +4,8 @@
  * A failure removes the temporary file, so no reader ever sees half a file.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { open, readdir, rename, unlink } from 'node:fs/promises';
+import { open, readdir, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 
 export interface WrittenFile {
   name: string;
@@ -24,50 +21,63 @@ export function tempName(name: string): string {
   return `.${name}.${randomBytes(6).toString('hex')}.porter-tmp`;
 }
 
-/** A pass-through stage that hashes and counts the bytes going by. */
-class DigestStage extends Transform {
-  private readonly hash = createHash('sha256');
-  bytes = 0;
-
-  override _transform(
-    chunk: Buffer | string,
-    encoding: BufferEncoding,
-    callback: (error?: Error | null, data?: Buffer) => void,
-  ): void {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
-    this.hash.update(buffer);
-    this.bytes += buffer.length;
-    callback(null, buffer);
-  }
-
-  digest(): string {
-    return this.hash.digest('hex');
-  }
-}
+/** What a file is made of: text (written as UTF-8) or bytes, in order. */
+export type FileParts = AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>;
 
 /**
- * Writes what `source` produces, through `stages`, to `dir/name`, atomically.
+ * Writes `parts` to `dir/name`, atomically. One write is on its way to the disk while the next
+ * part is made, so writing overlaps the work before it and memory holds two parts at most.
  * Resolves with its size and sha256; on any failure nothing is left under either name.
  */
 export async function writeFileAtomically(
   dir: string,
   name: string,
-  source: Readable,
-  stages: NodeJS.ReadWriteStream[] = [],
+  parts: FileParts,
   signal?: AbortSignal,
 ): Promise<WrittenFile> {
   const temp = join(dir, tempName(name));
+  let handle: FileHandle | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let writeFailure: { error: unknown } | undefined;
   try {
-    const digest = new DigestStage();
-    const out = createWriteStream(temp, { flags: 'wx', highWaterMark: 256 * 1024 });
-    await pipeline([source, ...stages, digest, out], { signal });
-    await syncPath(temp, 'r+');
+    handle = await open(temp, 'wx');
+    const file = handle;
+    const hash = createHash('sha256');
+    let bytes = 0;
+    for await (const part of parts) {
+      signal?.throwIfAborted();
+      const buffer = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
+      hash.update(buffer);
+      bytes += buffer.length;
+      await writing;
+      if (writeFailure) throw writeFailure.error;
+      // caught at once: the failure is thrown at the next part, never left unhandled
+      writing = writeAll(file, buffer).catch((error: unknown) => {
+        writeFailure = { error };
+      });
+    }
+    await writing;
+    if (writeFailure) throw writeFailure.error;
+    signal?.throwIfAborted();
+    await file.sync();
+    await file.close();
+    handle = undefined;
     await rename(temp, join(dir, name));
     await syncPath(dir, 'r').catch(() => {}); // some file systems cannot sync a directory
-    return { name, bytes: digest.bytes, sha256: digest.digest() };
+    return { name, bytes, sha256: hash.digest('hex') };
   } catch (error) {
+    await writing;
+    await handle?.close().catch(() => {});
     await unlink(temp).catch(() => {});
     throw error;
+  }
+}
+
+/** Writes all of `buffer` at the file's position (a write may take only part of it). */
+async function writeAll(handle: FileHandle, buffer: Uint8Array): Promise<void> {
+  for (let offset = 0; offset < buffer.length;) {
+    const { bytesWritten } = await handle.write(buffer, offset);
+    offset += bytesWritten;
   }
 }
 

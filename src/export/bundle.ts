@@ -8,8 +8,8 @@
  * user's `groups` and an ACL's `groupId` are ids that resolve within the same document.
  * Sections are streamed in this order, each read when the previous one is written.
  */
-import { Readable } from 'node:stream';
 import type { ResourceName } from '../admin/resources.js';
+import type { RecordBatches } from './export-types.js';
 import { jsonArrayParts } from './json-writer.js';
 import { batchText } from './text-chunks.js';
 
@@ -23,7 +23,7 @@ export interface BundleHead {
 }
 
 /** A section: the resource and a function that starts reading its records. */
-export type BundleSection = readonly [ResourceName, () => AsyncIterable<unknown>];
+export type BundleSection = readonly [ResourceName, () => RecordBatches];
 
 async function* bundleParts(
   head: BundleHead,
@@ -40,7 +40,10 @@ async function* bundleParts(
   yield '\n}\n';
 }
 
-/** The bundle document, streamed. */
-export function bundleSource(head: BundleHead, sections: readonly BundleSection[]): Readable {
-  return Readable.from(batchText(bundleParts(head, sections)), { objectMode: false });
+/** The bundle document, in parts of about 64 KiB. */
+export function bundleSource(
+  head: BundleHead,
+  sections: readonly BundleSection[],
+): AsyncGenerator<string> {
+  return batchText(bundleParts(head, sections));
 }

@@ -3,13 +3,18 @@
  * objects as JSON text, every cell (header included) formula-safe like the reports. The last
  * column, `porter_export`, is empty: it tells an import that porter wrote the file, so the
  * formula quotes are taken off again (ingest ignores porter_* columns).
+ *
+ * Lines are written here rather than by csv-stringify, byte for byte as csv-stringify's
+ * defaults write them (`,` between cells, a cell holding `"`, `,`, CR or LF quoted with its
+ * quotes doubled, LF after every line): a million records pay for string joins, not for a
+ * general-purpose stringifier's options.
  */
-import { Readable } from 'node:stream';
-import { stringify } from 'csv-stringify/sync';
 import type { ResourceName } from '../admin/resources.js';
 import { formulaSafe } from '../results/formula-safe.js';
 import { cellText } from '../results/report-csv.js';
+import type { RecordBatches } from './export-types.js';
 import { PORTABLE_FIELDS } from './portable-record.js';
+import { batchText } from './text-chunks.js';
 
 /** Marks a CSV as written by porter. */
 export const EXPORT_MARKER_COLUMN = 'porter_export';
@@ -31,52 +36,109 @@ export function csvCellText(value: unknown, listSeparator = CSV_LIST_SEPARATOR):
   return cellText(value);
 }
 
-/** The formula-safe cells of one portable record, in csvColumns order. */
-export function csvCells(
-  resource: ResourceName,
-  record: Readonly<Record<string, unknown>>,
-  onListItemWithSeparator?: (field: string) => void,
-): string[] {
-  const cells: string[] = [];
-  for (const field of PORTABLE_FIELDS[resource]) {
-    const value = record[field];
-    if (
-      onListItemWithSeparator &&
-      Array.isArray(value) &&
-      value.some((item) => typeof item === 'string' && item.includes(CSV_LIST_SEPARATOR))
-    ) {
-      onListItemWithSeparator(field);
-    }
-    cells.push(formulaSafe(csvCellText(value)));
-  }
-  cells.push('');
-  return cells;
+/** A cell needs quotes when it holds a quote, the delimiter or a line break. */
+const NEEDS_QUOTES = /[",\n\r]/;
+
+/** Whether formulaSafe may change a cell starting with this character: `'` or a trigger. */
+function mayTrigger(code: number): boolean {
+  // ' = + - @ TAB CR
+  return (
+    code === 0x27 ||
+    code === 0x3d ||
+    code === 0x2b ||
+    code === 0x2d ||
+    code === 0x40 ||
+    code === 0x09 ||
+    code === 0x0d
+  );
 }
 
-/** Rows stringified per batch: csv-stringify's sync form, without a stream step per row. */
-const ROWS_PER_BATCH = 500;
+/** The cell as the file carries it: formula-safe, then quoted when it has to be. */
+export function csvCell(text: string): string {
+  if (text.length === 0) return text;
+  const safe = mayTrigger(text.charCodeAt(0)) ? formulaSafe(text) : text;
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
 
-/** The CSV of the records, streamed in batches of rows. */
+/** A list holding an item with the list separator, which an import would split there. */
+function holdsSeparator(value: readonly unknown[]): boolean {
+  return value.some((item) => typeof item === 'string' && item.includes(CSV_LIST_SEPARATOR));
+}
+
+/** One field's cell. */
+function cellOf(value: unknown): string {
+  if (typeof value === 'string') return csvCell(value);
+  if (typeof value === 'number') {
+    // digits, sign, point, exponent: never quoted, formula-safe when negative
+    const text = String(value);
+    return mayTrigger(text.charCodeAt(0)) ? formulaSafe(text) : text;
+  }
+  if (value === undefined || value === null) return '';
+  return csvCell(csvCellText(value));
+}
+
+/**
+ * One line of a portable record, LF included, in csvColumns order (the marker cell empty).
+ * `onListItemWithSeparator` hears of each field whose list holds the separator.
+ */
+export function csvLine(
+  fields: readonly string[],
+  record: Readonly<Record<string, unknown>>,
+  onListItemWithSeparator: (field: string) => void,
+): string {
+  // the cells, then the empty marker cell and the line end, joined by commas
+  const cells: string[] = new Array(fields.length + 1);
+  cells[fields.length] = '\n';
+  let listsWithSeparator: string[] | undefined;
+  // a portable record holds its fields in column order: walking its keys reads each value
+  // at once, where looking up every column by name costs a dictionary look-up each
+  let column = 0;
+  for (const key in record) {
+    while (column < fields.length && fields[column] !== key) cells[column++] = '';
+    if (column === fields.length) return csvLineByName(fields, record, onListItemWithSeparator);
+    const value = record[key];
+    if (Array.isArray(value) && holdsSeparator(value)) (listsWithSeparator ??= []).push(key);
+    cells[column++] = cellOf(value);
+  }
+
+  listsWithSeparator?.forEach(onListItemWithSeparator);
+  return cells.join(',');
+}
+
+/** csvLine for a record whose keys are not all columns in column order. */
+function csvLineByName(
+  fields: readonly string[],
+  record: Readonly<Record<string, unknown>>,
+  onListItemWithSeparator: (field: string) => void,
+): string {
+  const cells = fields.map((field) => {
+    const value = record[field];
+    if (Array.isArray(value) && holdsSeparator(value)) onListItemWithSeparator(field);
+    return cellOf(value);
+  });
+  cells.push('\n');
+  return cells.join(',');
+}
+
+/** The CSV of the records, in parts of about 64 KiB as their batches are read. */
 export function csvSource(
   resource: ResourceName,
-  records: AsyncIterable<Readonly<Record<string, unknown>>>,
+  batches: RecordBatches,
   warn: (message: string) => void,
-): Readable {
+): AsyncGenerator<string> {
+  const fields = PORTABLE_FIELDS[resource];
   const onSeparator = (field: string): void =>
     warn(
       `${resource}: a value in "${field}" holds "${CSV_LIST_SEPARATOR}", the list separator; ` +
         'an import of the CSV splits it there (the JSON formats keep it whole)',
     );
   async function* text(): AsyncGenerator<string> {
-    let rows: string[][] = [csvColumns(resource).map(formulaSafe)];
-    for await (const record of records) {
-      rows.push(csvCells(resource, record, onSeparator));
-      if (rows.length >= ROWS_PER_BATCH) {
-        yield stringify(rows, { delimiter: ',' });
-        rows = [];
-      }
+    yield `${csvColumns(resource).map(csvCell).join(',')}\n`;
+    for await (const batch of batches) {
+      let lines = '';
+      for (const record of batch) lines += csvLine(fields, record, onSeparator);
+      yield lines;
     }
-    if (rows.length > 0) yield stringify(rows, { delimiter: ',' });
   }
-  return Readable.from(text(), { objectMode: false });
+  return batchText(text());
 }

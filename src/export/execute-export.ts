@@ -16,7 +16,7 @@ import { applyRetention } from './retention.js';
 
 export interface ExecuteExportDeps {
   store: ExportStore;
-  client: Pick<AdminClient, 'stream' | 'get' | 'baseUrl'>;
+  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
   retry: RetryPolicy;
   logger: Logger;
   signal?: AbortSignal;

@@ -1,13 +1,13 @@
 /**
- * One export run: reads every record of the requested resources, streaming (a record is
- * written as soon as it is parsed), into files that appear whole or not at all, then writes
+ * One export run: reads every record of the requested resources, streaming (the records of
+ * each part of an answer are written as soon as that part is parsed), into files that appear
+ * whole or not at all, then writes
  * the manifest. Groups are read first, so users and ACLs can name their groups; they are read
  * again at the end to tell whether they changed meanwhile. A failing read is retried with the
  * import's policy, restarting the file it was writing; a run that still fails leaves nothing.
  */
 import { mkdir, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import type { AdminClient } from '../admin/client.js';
 import { classifyFailure } from '../admin/errors.js';
 import type { ResourceName } from '../admin/resources.js';
@@ -28,7 +28,7 @@ import type { ExportCounts, ExportFile, ExportRequest } from './export-types.js'
 import { GroupNames, type GroupsPicture } from './group-names.js';
 import { jsonArraySource, ndjsonSource } from './json-writer.js';
 import { writeManifest, MANIFEST_KIND, MANIFEST_VERSION, type ExportManifest } from './manifest.js';
-import { toPortable } from './portable-record.js';
+import { toPortable, type PortableOptions } from './portable-record.js';
 import { RunWarnings } from './warnings.js';
 
 export interface ExportRunInput {
@@ -47,11 +47,11 @@ export interface ExportProgress {
 }
 
 export interface ExportRunDeps {
-  client: Pick<AdminClient, 'stream' | 'get' | 'baseUrl'>;
+  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
   /** Retries of failing reads; the same policy as imports. */
   retry: RetryPolicy;
   signal?: AbortSignal;
-  /** Called after every record written; `counts` is live, copy it to keep it. Throttle there. */
+  /** Called after every batch of records written; `counts` is live, copy it to keep it. */
   onProgress?: (progress: ExportProgress) => void;
   /** Called before each retry's wait (awaited): a 429 can make every worker back off. */
   onRetry?: (error: unknown, delayMs: number, file: string) => Promise<void> | void;
@@ -157,22 +157,18 @@ class ExportRun {
     for (const resource of resources) this.counts[resource] = 0;
     if (resources.includes('groups')) this.groups = new GroupNames();
     this.reportProgress();
-    const { source, stages } = this.streamsOf(file, startedAt);
     const written = await writeFileAtomically(
       this.input.dir,
       file.name,
-      source,
-      stages,
+      this.partsOf(file, startedAt),
       this.deps.signal,
     );
     const records = resources.reduce((sum, resource) => sum + (this.counts[resource] ?? 0), 0);
     return { ...written, content: file.content, format: file.format, records };
   }
 
-  private streamsOf(
-    file: PlannedFile,
-    startedAt: string,
-  ): { source: Readable; stages: NodeJS.ReadWriteStream[] } {
+  /** The text of a file, in parts, made as its records are read. */
+  private partsOf(file: PlannedFile, startedAt: string): AsyncGenerator<string> {
     if (file.content === 'bundle') {
       const head = {
         exportedAt: startedAt,
@@ -182,40 +178,33 @@ class ExportRun {
       const sections = READ_ORDER.map(
         (resource) => [resource, () => this.records(resource, false)] as const,
       );
-      return { source: bundleSource(head, sections), stages: [] };
+      return bundleSource(head, sections);
     }
     const resource = file.content;
     const warn = (message: string): void => this.warnings.add(message);
     if (file.format === 'csv') {
-      return { source: csvSource(resource, this.records(resource, true, true), warn), stages: [] };
+      return csvSource(resource, this.records(resource, true, true), warn);
     }
     const records = this.records(resource, true);
-    return {
-      source: file.format === 'json' ? jsonArraySource(records) : ndjsonSource(records),
-      stages: [],
-    };
+    return file.format === 'json' ? jsonArraySource(records) : ndjsonSource(records);
   }
 
-  /** Every record of a resource as it is parsed, counted, portable or as answered. */
+  /** Every record of a resource in the batches it is parsed in, counted, portable or as answered. */
   private async *records(
     resource: ResourceName,
     portable: boolean,
     csv = false,
-  ): AsyncGenerator<Record<string, unknown>> {
-    const options = {
+  ): AsyncGenerator<Record<string, unknown>[]> {
+    const options: PortableOptions = {
       groupName: (id: number) => this.groupName(id),
       listSeparator: csv ? CSV_LIST_SEPARATOR : undefined,
       warn: (message: string) => this.warnings.add(message),
     };
     this.counts[resource] = 0;
-    for await (const record of this.deps.client.stream(resource, {}, this.deps.signal)) {
-      if (resource === 'groups') this.groups.add(record);
-      if (!portable) yield record;
-      else {
-        const converted = toPortable(resource, record, options);
-        yield converted instanceof Promise ? await converted : converted;
-      }
-      this.counts[resource] = (this.counts[resource] ?? 0) + 1;
+    for await (const batch of this.deps.client.streamBatches(resource, {}, this.deps.signal)) {
+      if (resource === 'groups') for (const group of batch) this.groups.add(group);
+      yield portable ? await portableBatch(resource, batch, options) : batch;
+      this.counts[resource] = (this.counts[resource] ?? 0) + batch.length;
       this.reportProgress();
     }
   }
@@ -223,8 +212,8 @@ class ExportRun {
   /** Reads all groups for their names only; returns their picture. */
   private async readGroupNames(): Promise<GroupsPicture> {
     const names = new GroupNames();
-    for await (const group of this.deps.client.stream('groups', {}, this.deps.signal)) {
-      names.add(group);
+    for await (const batch of this.deps.client.streamBatches('groups', {}, this.deps.signal)) {
+      for (const group of batch) names.add(group);
     }
     if (this.groups.size === 0) this.groups = names;
     return names.picture();
@@ -249,9 +238,26 @@ class ExportRun {
   private reportProgress(): void {
     if (!this.deps.onProgress) return;
     const { groups = 0, users = 0, acls = 0 } = this.counts;
-    // the live counts, not a copy: a million records make a million calls
+    // the live counts, not a copy: called once per batch, thousands of times
     this.deps.onProgress({ written: groups + users + acls, counts: this.counts });
   }
+}
+
+/**
+ * The records of a batch as the per-resource files carry them. One at a time: a group looked
+ * up for one record (created after the groups were read) is known to the next.
+ */
+async function portableBatch(
+  resource: ResourceName,
+  batch: readonly Record<string, unknown>[],
+  options: PortableOptions,
+): Promise<Record<string, unknown>[]> {
+  const portable: Record<string, unknown>[] = new Array(batch.length);
+  for (let index = 0; index < batch.length; index++) {
+    const converted = toPortable(resource, batch[index]!, options);
+    portable[index] = converted instanceof Promise ? await converted : converted;
+  }
+  return portable;
 }
 
 /** Removes a run's temporary files, the files of its plan and its manifest. */

@@ -62,3 +62,6 @@ export interface ExportInfo {
   files: ExportFile[];
   warnings: string[];
 }
+
+/** Records in the batches they were read in: an export pays per batch, not per record. */
+export type RecordBatches = AsyncIterable<readonly Readonly<Record<string, unknown>>[]>;

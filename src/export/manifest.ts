@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import type { ResourceName } from '../admin/resources.js';
 import { writeFileAtomically } from './atomic-file.js';
 import { MANIFEST_FILE } from './export-plan.js';
@@ -48,7 +47,7 @@ export interface ExportManifest {
 /** Writes the manifest (atomically, like every file of a run). */
 export async function writeManifest(dir: string, manifest: ExportManifest): Promise<void> {
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
-  await writeFileAtomically(dir, MANIFEST_FILE, Readable.from([text]));
+  await writeFileAtomically(dir, MANIFEST_FILE, [text]);
 }
 
 function isManifest(value: unknown): value is ExportManifest {

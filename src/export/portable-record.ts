@@ -65,6 +65,60 @@ function groupNames(
 }
 
 /**
+ * Whether the record's keys are portable fields in their order, each with a value: then a
+ * spread copy of it is what the field-by-field copy would give, at a fraction of the cost.
+ */
+function inPortableOrder(record: Readonly<Record<string, unknown>>, fields: readonly string[]) {
+  let next = 0;
+  for (const key in record) {
+    while (next < fields.length && fields[next] !== key) next++;
+    if (next === fields.length || record[key] === undefined) return false;
+    next++;
+  }
+  return true;
+}
+
+/** The record's portable fields, in their order; fields the spec does not know are warned of. */
+function portableFields(
+  resource: ResourceName,
+  record: Readonly<Record<string, unknown>>,
+  options: PortableOptions,
+): Record<string, unknown> {
+  const fields = PORTABLE_FIELDS[resource];
+  // the answers of a server in spec order take the quick way
+  if (inPortableOrder(record, fields)) return { ...record };
+  const known = KNOWN[resource];
+  for (const field in record) {
+    if (!known.has(field)) {
+      options.warn(`${resource}: field "${field}" is not in the specification; left out`);
+    }
+  }
+  const portable: Record<string, unknown> = {};
+  for (const field of fields) {
+    if (record[field] !== undefined) portable[field] = record[field];
+  }
+  return portable;
+}
+
+/** The portable record with its group ids replaced by their references. */
+function withReferences(
+  resource: ResourceName,
+  portable: Record<string, unknown>,
+  ids: readonly unknown[],
+  names: readonly (string | undefined)[],
+  options: PortableOptions,
+): Record<string, unknown> {
+  const inList = resource === 'users';
+  const values: unknown[] = new Array(ids.length);
+  for (let index = 0; index < ids.length; index++) {
+    values[index] = groupReference(ids[index], names[index], options, inList);
+  }
+  if (resource === 'users') portable.groups = values;
+  else portable.groupId = values[0];
+  return portable;
+}
+
+/**
  * The record as a per-resource file carries it. Synchronous unless a group has to be looked up
  * (one created after the groups were read), so a million records cost no million promises.
  */
@@ -73,29 +127,14 @@ export function toPortable(
   record: Readonly<Record<string, unknown>>,
   options: PortableOptions,
 ): Record<string, unknown> | Promise<Record<string, unknown>> {
-  const known = KNOWN[resource];
-  for (const field in record) {
-    if (!known.has(field)) {
-      options.warn(`${resource}: field "${field}" is not in the specification; left out`);
-    }
-  }
-  const portable: Record<string, unknown> = {};
-  for (const field of PORTABLE_FIELDS[resource]) {
-    if (record[field] !== undefined) portable[field] = record[field];
-  }
+  const portable = portableFields(resource, record, options);
   let ids: readonly unknown[] | undefined;
   if (resource === 'users' && Array.isArray(portable.groups)) ids = portable.groups;
   if (resource === 'acls' && portable.groupId !== undefined) ids = [portable.groupId];
   if (ids === undefined) return portable;
   const references = ids;
-  const apply = (names: (string | undefined)[]): Record<string, unknown> => {
-    const values = references.map((id, index) =>
-      groupReference(id, names[index], options, resource === 'users'),
-    );
-    if (resource === 'users') portable.groups = values;
-    else portable.groupId = values[0];
-    return portable;
-  };
   const names = groupNames(references, options);
-  return names instanceof Promise ? names.then(apply) : apply(names);
+  return names instanceof Promise
+    ? names.then((found) => withReferences(resource, portable, references, found, options))
+    : withReferences(resource, portable, references, names, options);
 }

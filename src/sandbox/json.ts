@@ -17,23 +17,38 @@ export function jsonArrayStream(records: Iterable<unknown>, pretty: boolean): Re
   return Readable.from(chunks(records, pretty), { objectMode: false });
 }
 
+/** Records stringified together: one JSON.stringify per batch costs less than one per record. */
+const RECORDS_PER_BATCH = 256;
+
 function* chunks(records: Iterable<unknown>, pretty: boolean): Generator<string> {
   let buffer = '';
   let first = true;
+  let batch: unknown[] = [];
   for (const record of records) {
-    const text = pretty
-      ? JSON.stringify(record, null, 2).replaceAll('\n', '\n  ')
-      : JSON.stringify(record);
-    if (first) {
-      buffer += pretty ? `[\n  ${text}` : `[${text}`;
-      first = false;
-    } else {
-      buffer += pretty ? `,\n  ${text}` : `,${text}`;
-    }
+    batch.push(record);
+    if (batch.length < RECORDS_PER_BATCH) continue;
+    buffer += arrayPart(batch, pretty, first);
+    first = false;
+    batch = [];
     if (buffer.length >= CHUNK_CHARS) {
       yield buffer;
       buffer = '';
     }
   }
+  if (batch.length > 0) {
+    buffer += arrayPart(batch, pretty, first);
+    first = false;
+  }
   yield first ? '[]' : buffer + (pretty ? '\n]' : ']');
+}
+
+/** The text of the records inside the array: after its `[` when first, else after a comma. */
+function arrayPart(batch: readonly unknown[], pretty: boolean, first: boolean): string {
+  // the batch as an array is `[` elements `]`, or pretty `[\n  ` elements `\n]`, indented as
+  // they are in the whole array
+  const inner = pretty
+    ? JSON.stringify(batch, null, 2).slice(4, -2)
+    : JSON.stringify(batch).slice(1, -1);
+  if (pretty) return first ? `[\n  ${inner}` : `,\n  ${inner}`;
+  return first ? `[${inner}` : `,${inner}`;
 }

@@ -53,8 +53,48 @@ describe('JsonArraySplitter', () => {
     for (let round = 0; round < 300; round++) {
       const array = Array.from({ length: Math.floor(random() * 12) }, () => randomValue(random));
       const text = JSON.stringify(array, null, round % 3 === 0 ? 2 : undefined);
-      expect(split(text, random, round % 2 === 0 ? 3 : 64)).toEqual(JSON.parse(text));
+      expect(split(text, random, [3, 64, 400][round % 3]!)).toEqual(JSON.parse(text));
     }
+  });
+
+  it('reads records whose strings and nested values hold braces, in chunks of any size', () => {
+    const random = seededRandom(3);
+    const records = Array.from({ length: 400 }, (_, index) => ({
+      id: index,
+      name: `n${'}'.repeat(index % 3)},{"x":1}`,
+      nested: { list: [{}, { a: '}' }], deep: { z: index % 2 === 0 ? {} : [] } },
+    }));
+    const text = JSON.stringify(records, null, records.length % 2 === 0 ? undefined : 1);
+    for (const maxChunk of [5, 100, 1000, 5000]) {
+      expect(split(text, random, maxChunk)).toEqual(records);
+    }
+  });
+
+  it.each([
+    ['a missing comma', ['[{"a":1}', '{"b":2}]'], /unexpected "\{"/],
+    ['a value after the array', ['[{"a":1}', '] {}'], /unexpected "\{"/],
+    ['a stray byte, at its place in the answer', ['[{"a":1},', '{"b":2} x]'], /"x" at byte 17/],
+  ])('finds %s at a chunk boundary', (_label, chunks, message) => {
+    const splitter = new JsonArraySplitter();
+    expect(() => {
+      for (const chunk of chunks) splitter.write(Buffer.from(chunk));
+      splitter.end();
+    }).toThrow(message);
+  });
+
+  it('reads blanks and the comma between two chunks', () => {
+    const splitter = new JsonArraySplitter();
+    const values = ['[{"a":1} ', ' \n, {"b":2}', ' ]'].flatMap((chunk) =>
+      splitter.write(Buffer.from(chunk)),
+    );
+    splitter.end();
+    expect(values).toEqual([{ a: 1 }, { b: 2 }]);
+  });
+
+  it('names the element at fault among many in one chunk', () => {
+    const splitter = new JsonArraySplitter();
+    splitter.write(Buffer.from('['));
+    expect(() => splitter.write(Buffer.from('{"a":1},{"b":},{"c":3}]'))).toThrow(/not valid JSON/);
   });
 
   it('reads bare values and strings as elements', () => {
@@ -77,6 +117,8 @@ describe('JsonArraySplitter', () => {
     ['[{"a":1}', /ended before its array closed/],
     ['[{"a":}]', /not valid JSON/],
     ['[tru]', /not valid JSON/],
+    ['[{"a":1},{"b":2}] {}', /unexpected "\{"/],
+    ['[{"a":1},{"b":2}},{"c":3}]', /not valid JSON|unexpected/],
   ])('%s is an error', (text, message) => {
     const splitter = new JsonArraySplitter();
     expect(() => {
@@ -87,6 +129,13 @@ describe('JsonArraySplitter', () => {
     expect(() => {
       again.write(Buffer.from(text));
       again.end();
+    }).toThrow(message);
+    // the array opened in an earlier chunk: the rest may be guessed at, and still fails
+    const later = new JsonArraySplitter();
+    expect(() => {
+      later.write(Buffer.from(text.slice(0, 1)));
+      later.write(Buffer.from(text.slice(1)));
+      later.end();
     }).toThrow(message);
   });
 

@@ -39,15 +39,16 @@ function fakeClient(
   return {
     baseUrl: 'http://fake.example',
     calls,
-    async *stream(resource: ResourceName) {
+    // one record per batch, as a slow answer would come
+    async *streamBatches(resource: ResourceName) {
       calls.push(`stream ${resource}`);
-      if (resource === 'groups') yield* GROUPS;
+      if (resource === 'groups') yield GROUPS;
       if (resource === 'users') {
         const attempt = userAttempts++;
         const failure = usersPlan[attempt]?.(attempt);
         for (const [index, user] of USERS.entries()) {
           if (failure && index === 4) throw failure;
-          yield index === 9 && extra.lateGroup ? { ...user, groups: [extra.lateGroup.id] } : user;
+          yield [index === 9 && extra.lateGroup ? { ...user, groups: [extra.lateGroup.id] } : user];
         }
       }
     },

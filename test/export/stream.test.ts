@@ -107,6 +107,32 @@ describe('AdminClient.stream', () => {
     expect(seen).toEqual([{ userId: 1 }, { userId: 2 }]);
   });
 
+  it('a record of the wrong shape fails the read after the records before it', async () => {
+    handler = (_write, end) => end('[{"userId":1},{"username":"b","userId":2},{"userId":"three"}]');
+    const seen: unknown[] = [];
+    const error = await failure(async () => {
+      for await (const record of client.stream('users')) seen.push(record);
+    });
+    expect(error.code).toBe('ADMIN_BAD_RESPONSE');
+    expect(error.message).toMatch(/wrong shape/);
+    // the second record's keys were out of order: zod's copy of it, in spec order, comes out
+    expect(seen).toEqual([{ userId: 1 }, { userId: 2, username: 'b' }]);
+    expect(Object.keys(seen[1] as object)).toEqual(['userId', 'username']);
+  });
+
+  it('streamBatches gives the records of each part of the array as one batch', async () => {
+    let release: (() => void) | undefined;
+    handler = (write, end) => {
+      write('[{"userId":1},{"userId":2},{"us');
+      release = () => end('erId":3}]');
+    };
+    const iterator = client.streamBatches('users')[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toEqual([{ userId: 1 }, { userId: 2 }]);
+    release?.();
+    expect((await iterator.next()).value).toEqual([{ userId: 3 }]);
+    expect((await iterator.next()).done).toBe(true);
+  });
+
   it('an abort stops the stream with the abort reason', async () => {
     handler = (write) => write('[{"userId":1},');
     const controller = new AbortController();
