@@ -30,6 +30,9 @@ export interface PrepareDeps {
 /** Days the last snapshot's directory size is remembered for the `auto` rule. */
 const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
 
+/** Attempts at the bulk read before an import falls back to one read per record. */
+const SNAPSHOT_MAX_ATTEMPTS = 3;
+
 /** Prepares the import; returns its batches, none when it no longer runs. */
 export async function prepareImport(importId: string, deps: PrepareDeps): Promise<BatchRef[]> {
   const { store, redis } = deps;
@@ -79,7 +82,9 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
             ttlSeconds: store.ttlSeconds,
             signal: deps.signal,
           }),
-        deps.retry,
+        // the snapshot only saves reads: a server that keeps refusing it is read record by record
+        // sooner rather than after every attempt a write would get
+        { ...deps.retry, maxAttempts: Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts) },
         { signal: deps.signal },
       );
       lookup = { ...lookup, ...summary };
