@@ -113,6 +113,13 @@ describe('the documentation', () => {
     expect(missing).toEqual([]);
   });
 
+  it('docs/exit-codes.md has a row for every exit status of the error table', async () => {
+    const rows = firstCells(await readFile('docs/exit-codes.md', 'utf8'));
+    const statuses = new Set(Object.values(ERROR_CODES).map((entry) => entry.exitCode));
+    const missing = [0, ...statuses].filter((status) => !rows.has(`\`${status}\``));
+    expect(missing).toEqual([]);
+  });
+
   it('every command, and each of its options, is documented in docs/', async () => {
     const pages = [...(await readAll(await docsPages())).values()];
     const commands = await porterCommands();
