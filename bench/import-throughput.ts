@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/import-throughput.ts [--rows 1000000] [--batch-size 100] [--concurrency 8]
  *       [--latency MS] [--workers N | --curve 1,2,4] [--mode create|upsert [--preseed]]
- *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json]
+ *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json] [--cpu-prof DIR]
  *
  * --concurrency is per worker process (`porter worker --concurrency C`); the direct run keeps
  * workers × C calls in flight. --curve runs direct and end to end once per worker count.
@@ -16,6 +16,8 @@
  * second user in the end-to-end sandbox beforehand, with other names, so half the import updates.
  * --sandbox process (default) runs each sandbox as its own `porter sandbox` child process, so the
  * sandbox does not share an event loop with the direct client; inline runs it in this process.
+ * --cpu-prof DIR writes a V8 CPU profile of every porter process (producer, workers, sandbox
+ * children) into DIR, for `node --cpu-prof`-style reading.
  * --json prints the human lines on stderr and one JSON line of every figure on stdout.
  *
  * Memory: peak resident memory (VmHWM) of the producer, each worker and a sandbox child, and
@@ -53,6 +55,7 @@ const { values } = parseArgs({
     preseed: { type: 'boolean', default: false },
     sandbox: { type: 'string', default: 'process' },
     json: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -157,7 +160,8 @@ function porter(
   env: NodeJS.ProcessEnv,
   output: { stdout: 'ignore' | 'pipe'; stderr?: 'inherit' | 'pipe' },
 ): ChildProcess {
-  const child = spawn('node', ['--import', HWM_HOOK, 'bin/porter.js', ...args], {
+  const profile = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
+  const child = spawn('node', [...profile, '--import', HWM_HOOK, 'bin/porter.js', ...args], {
     env: { ...env, BENCH_HWM_DIR: hwmDir },
     stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
   });
