@@ -45,9 +45,15 @@ export function startWorkers(
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
     gate: context.requestGate,
-    prepare: { redis: context.redis, store: context.store, target: targetName(context.env) },
+    prepare: {
+      redis: context.redis,
+      store: context.store,
+      target: targetName(context.env),
+      selfUser: context.env.ADMIN_USER,
+    },
     deps: {
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
+      selfUser: context.env.ADMIN_USER,
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,

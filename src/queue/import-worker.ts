@@ -38,7 +38,7 @@ export interface ImportWorkerOptions {
   queue: Queue<ImportJobData>;
   logger: Logger;
   /** What an import's preparation needs besides the batch deps (Redis, the target's name). */
-  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store'>;
+  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store' | 'selfUser'>;
 }
 
 /** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
@@ -282,6 +282,7 @@ export async function abandonBatch(
       : reason.error,
     attempts: 0,
     input: record.input,
+    ...(record.serverOnly ? { serverOnly: true } : {}),
   }));
   if (results.length > 0) await deps.store.recordResults(ref.importId, results);
 }

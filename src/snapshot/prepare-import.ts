@@ -13,6 +13,7 @@ import { recordErrorMessage } from '../execute/record-error.js';
 import { FINAL_IMPORT_STATES, type ImportOptions } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
+import { prepareSync } from '../sync/prepare-sync.js';
 import { buildSnapshot } from './build-snapshot.js';
 import { chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
@@ -24,6 +25,8 @@ export interface PrepareDeps {
   retry: RetryPolicy;
   /** Names the admin server in Redis keys, so directory sizes of two targets never mix. */
   target: string;
+  /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
+  selfUser?: string;
   signal?: AbortSignal;
 }
 
@@ -45,6 +48,7 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
     });
     return [];
   }
+  if (info.options.mode === 'sync') return prepareSync(importId, info, deps);
   const staged = await store.stagedCount(importId);
   const { resource } = info.options;
   const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
@@ -113,7 +117,7 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
 export function checksLookalikes(options: ImportOptions): boolean {
   return (
     options.resource !== 'acls' &&
-    (options.mode === 'create' || options.mode === 'upsert') &&
+    (options.mode === 'create' || options.mode === 'upsert' || options.mode === 'sync') &&
     options.allowLookalike !== true
   );
 }
