@@ -141,9 +141,13 @@ async function takeSnapshot(
 }
 
 async function scopeGroupId(name: string, deps: PrepareDeps): Promise<number> {
-  const found = await withReadRetry(() => deps.client.listGroups({ name }, deps.signal), deps.retry, {
-    signal: deps.signal,
-  });
+  const found = await withReadRetry(
+    () => deps.client.listGroups({ name }, deps.signal),
+    deps.retry,
+    {
+      signal: deps.signal,
+    },
+  );
   const group = found.find((candidate) => candidate.name === name);
   if (group?.id === undefined) {
     throw new SyncAbort(`the scope group ${JSON.stringify(name)} does not exist on the server`);

@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
+  sync: async () => (await import('./sync.js')).registerSyncCommands,
 };
 
 /** The module that registers each command name (status.ts holds several). */
@@ -21,6 +22,7 @@ const MODULE_OF: Record<string, string> = {
   resume: 'status',
   retry: 'status',
   apply: 'status',
+  approve: 'sync',
 };
 
 /**

@@ -17,6 +17,7 @@ import { checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
+import { describeSync } from '../sync.js';
 
 export function registerStatusCommands(program: Command): void {
   program
@@ -42,6 +43,7 @@ export function registerStatusCommands(program: Command): void {
         const plan = describeActions(info);
         if (plan) console.log(plan);
         if (info.lookup) console.log(describeLookup(info.lookup));
+        if (info.sync) console.log(describeSync(info));
         console.log(
           `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
         );
