@@ -82,7 +82,9 @@ describe('porter sync exit codes', () => {
     expect(run.code, run.stderr).toBe(3);
     const id = run.stdout.trim();
     expect(run.stderr).toContain(`sync ${id} held`);
-    expect(run.stderr).toContain('sync: 3 lock, 0 delete of 4 in scope on the server (threshold 0)');
+    expect(run.stderr).toContain(
+      'sync: 3 lock, 0 delete of 4 in scope on the server (threshold 0)',
+    );
     expect(run.stderr).toContain(`porter status ${id}`);
     expect(run.stderr).toContain(`porter approve ${id}`);
     expect(writes(pipeline)).toBe(before);
