@@ -181,3 +181,49 @@ describe('users the file names', () => {
     expect(status(pipeline, 'gus')).toBe('Active');
   });
 });
+
+describe('keys: many, and look-alikes', () => {
+  it('a directory larger than one chunk: every in-scope server key the file leaves out gets exactly one result', async () => {
+    const big = await startSyncPipeline({ users: 2500 });
+    try {
+      const users = big.sandbox.store.users();
+      const kept = users[1234]!.username;
+      const before = writes(big);
+      const { info, results } = await runSync(
+        big,
+        csv(['username'], [[kept]]),
+        { maxDeletes: '100%' },
+        { dryRun: true },
+      );
+      expect(info.state).toBe('completed');
+      expect(info.sync).toMatchObject({ inScope: users.length, missing: users.length - 1 });
+      expect(info.total).toBe(users.length);
+      expect(results).toHaveLength(users.length);
+      const serverOnly = results.filter((result) => result.serverOnly);
+      expect(new Set(serverOnly.map((result) => result.key)).size).toBe(users.length - 1);
+      expect(serverOnly.map((result) => result.key)).not.toContain(kept);
+      // what the preparation counted is what the batches planned
+      const locks = serverOnly.filter((result) => result.status === 'planned').length;
+      expect(info.sync!.locks).toBe(locks);
+      expect(info.sync!.spared).toBe(users.length - 1 - locks);
+      expect(writes(big)).toBe(before);
+    } finally {
+      await big.close();
+    }
+  });
+
+  it('a server key that looks like one of the file is left alone', async () => {
+    const text = csv(['username'], [['Ann'], ['bob'], ['cid'], ['dee'], ['svc.porter']]);
+    const { results } = await runSync(pipeline, text, { maxDeletes: '100%' });
+    expect(outcomes(results)).toEqual({
+      Ann: 'failed create',
+      bob: 'succeeded unchanged',
+      cid: 'succeeded unchanged',
+      dee: 'succeeded update',
+      'svc.porter': 'succeeded unchanged',
+      'ann*': 'skipped lock',
+    });
+    expect(results.find((result) => result.key === 'ann')!.error).toContain('looks like it');
+    expect(status(pipeline, 'ann')).toBe('Active');
+  });
+});

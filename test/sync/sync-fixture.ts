@@ -12,9 +12,9 @@ import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 export const SELF = 'svc.porter';
 const PASSWORD = 'sync-test-password-0123456789';
 
-export async function startSyncPipeline(): Promise<Pipeline> {
+export async function startSyncPipeline(seed?: { users?: number }): Promise<Pipeline> {
   return startPipeline({
-    sandbox: { user: SELF, password: PASSWORD },
+    sandbox: { user: SELF, password: PASSWORD, seed },
     env: { ADMIN_USER: SELF, ADMIN_PASSWORD: PASSWORD },
   });
 }
