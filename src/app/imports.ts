@@ -197,7 +197,10 @@ export async function approveImport(
   if (!(await context.store.transition(heldId, ['held'], to, reason))) {
     throw new PorterError('PORTER_CONFLICT', `import ${heldId} is no longer held`);
   }
-  return startApplication(context, plan, { id: applicationId, onCreated });
+  const application = await startApplication(context, plan, { id: applicationId, onCreated });
+  // the plan's records now live in the application; the held sync keeps its report
+  await context.redis.unlink(context.store.keys(heldId).staged);
+  return application;
 }
 
 /** A new import that writes a plan: a finished dry run, or an approved held sync. */

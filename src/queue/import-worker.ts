@@ -179,8 +179,16 @@ export function createImportWorker(
         'import preparation given up; its rows are unprocessed',
       );
       void recordUntilDone(
-        async () =>
-          void (await options.deps.store.recordUnprocessed(importId, abandonedReason(error))),
+        async () => {
+          const { store } = options.deps;
+          // a sync learns its whole total when prepared: given up, it ends failed, or it would
+          // wait for that total forever
+          if ((await store.get(importId))?.options.mode === 'sync') {
+            const reason = `sync aborted, nothing written: ${describeError(error)}`;
+            await store.transition(importId, ['queued', 'running', 'paused'], 'failed', reason);
+          }
+          await store.recordUnprocessed(importId, abandonedReason(error));
+        },
         (attempt, abandonError) =>
           logger.error(
             { err: abandonError, attempt },

@@ -22,7 +22,7 @@ export const MAX_SCOPE_PATTERN_CHARS = 200;
 /** Keys longer than this are never tested against the pattern, and so never in its scope. */
 export const MAX_SCOPE_KEY_CHARS = 256;
 /** Most protected keys, and the longest one. */
-export const MAX_PROTECTED_KEYS = 100_000;
+export const MAX_PROTECTED_KEYS = 10_000;
 const MAX_PROTECTED_KEY_CHARS = 256;
 
 const usage = (message: string): PorterError => new PorterError('PORTER_USAGE', message);

@@ -187,7 +187,7 @@ describe('keys: many, and look-alikes', () => {
     const big = await startSyncPipeline({ users: 2500 });
     try {
       const users = big.sandbox.store.users();
-      const kept = users[1234]!.username;
+      const kept = String(users[1234]!.username);
       const before = writes(big);
       const { info, results } = await runSync(
         big,
