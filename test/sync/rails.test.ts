@@ -187,3 +187,23 @@ describe('dry run', () => {
     expect(pipeline.sandbox.store.userByName('d.bob')).toBeDefined();
   });
 });
+
+describe('a directory that cannot be read in bulk', () => {
+  it('fails the sync with nothing written (an upsert would read record by record instead)', async () => {
+    await seedUsers(pipeline, [{ username: 'r.one' }]);
+    const before = writes(pipeline);
+    pipeline.sandbox.setFaults({ failRate: 1 });
+    const { info, results } = await runSync(
+      pipeline,
+      csv(['username', 'email'], [['r.one', 'new@x']]),
+      { maxDeletes: '100%' },
+    );
+    pipeline.sandbox.setFaults({ failRate: 0 });
+    expect(info.state).toBe('failed');
+    expect(info.reason).toContain('could not be read in bulk');
+    expect(results.map((result) => [result.status, result.errorCode])).toEqual([
+      ['unprocessed', 'PORTER_SYNC_ABORTED'],
+    ]);
+    expect(writes(pipeline)).toBe(before);
+  });
+});
