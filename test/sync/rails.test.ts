@@ -3,7 +3,12 @@
  * scope limits the records it may lock or delete, and its dry run.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { compileScopePattern, keyInScope } from '../../src/sync/sync-options.js';
+import {
+  compileScopePattern,
+  deletionThreshold,
+  keyInScope,
+  parseMaxDeletes,
+} from '../../src/sync/sync-options.js';
 import { csv, type Pipeline } from '../helpers/pipeline.js';
 import {
   outcomes,
@@ -205,5 +210,20 @@ describe('a directory that cannot be read in bulk', () => {
       ['unprocessed', 'PORTER_SYNC_ABORTED'],
     ]);
     expect(writes(pipeline)).toBe(before);
+  });
+});
+
+describe('the threshold, computed', () => {
+  it('defaults to the smaller of 500 and 10% of the in-scope records; N or N% when given', () => {
+    expect(deletionThreshold(undefined, 100_000)).toBe(500);
+    expect(deletionThreshold(undefined, 4_009)).toBe(400);
+    expect(deletionThreshold(undefined, 12)).toBe(1);
+    expect(deletionThreshold(undefined, 9)).toBe(0);
+    expect(deletionThreshold('25', 10)).toBe(25);
+    expect(deletionThreshold('50%', 7)).toBe(3);
+    expect(deletionThreshold('100%', 7)).toBe(7);
+    for (const bad of ['', 'many', '-1', '5.5', '101%', '1e3']) {
+      expect(() => parseMaxDeletes(bad), bad).toThrow(/max deletes/);
+    }
   });
 });
