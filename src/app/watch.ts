@@ -25,12 +25,15 @@ export interface WatchFolderOptions {
   settleMs?: number;
   /** Milliseconds between scans. @defaultValue settleMs / 2, from 100 to 1000 */
   scanIntervalMs?: number;
-  /** Days an imported content is remembered. @defaultValue PORTER_WATCH_SEEN_DAYS */
+  /** Days an imported content is remembered. @defaultValue 90 */
   seenDays?: number;
   /** Milliseconds between reads of a running import. @defaultValue 250 */
   pollMs?: number;
   onEvent?: (event: WatchEvent) => void;
 }
+
+/** Days the content of an imported file is remembered when the command does not say. */
+export const DEFAULT_SEEN_DAYS = 90;
 
 /**
  * States that end the wait without the import having run to its end. `held` (an import waiting
@@ -57,7 +60,7 @@ export function createFolderWatcher(
   context: PorterContext,
   watch: WatchFolderOptions,
 ): FolderWatcher {
-  const days = watch.seenDays ?? context.env.PORTER_WATCH_SEEN_DAYS;
+  const days = watch.seenDays ?? DEFAULT_SEEN_DAYS;
   const seen = new SeenFiles({
     redis: context.redis,
     prefix: context.env.PORTER_PREFIX,

@@ -79,8 +79,6 @@ export const envSchema = z.object({
   PORTER_WORKER_CONCURRENCY: positiveInt.default(4),
   /** How imports look records up when they do not say: a bulk snapshot, one read each, or auto. */
   PORTER_LOOKUP: z.enum(['auto', 'snapshot', 'each']).default('auto'),
-  /** Days `porter watch` remembers the sha256 of an imported file (never imported twice). */
-  PORTER_WATCH_SEEN_DAYS: z.coerce.number().positive().default(90),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

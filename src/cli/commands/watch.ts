@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import { createFolderWatcher } from '../../app/watch.js';
+import { createFolderWatcher, DEFAULT_SEEN_DAYS } from '../../app/watch.js';
 import { PorterError } from '../../errors/porter-error.js';
 import type { WatchEvent } from '../../watch/folder-watcher.js';
 import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
@@ -11,7 +11,7 @@ import { withContext } from '../with-context.js';
 interface WatchCommandOptions extends ImportOptionValues {
   resource: ResourceName;
   settleMs: number;
-  seenDays?: number;
+  seenDays: number;
 }
 
 /** One line per thing a person watching the terminal wants to know. */
@@ -62,8 +62,9 @@ export function registerWatchCommand(program: Command): void {
     )
     .option(
       '--seen-days <days>',
-      'days the content of an imported file is remembered (default PORTER_WATCH_SEEN_DAYS, 90)',
+      'days the content of an imported file is remembered, so that it is never imported twice',
       positiveInteger('--seen-days'),
+      DEFAULT_SEEN_DAYS,
     )
     .action(async (dir: string, options: WatchCommandOptions) => {
       await checkDirectory(dir);
