@@ -130,7 +130,7 @@ export class FolderWatcher {
       while (!this.stopping) {
         const next = await this.scan();
         if (next !== undefined && !this.stopping) {
-          await this.take(next);
+          await this.take(next).catch((error: unknown) => this.backOff(next.name, error));
           continue;
         }
         await this.sleep();
@@ -138,6 +138,21 @@ export class FolderWatcher {
     } finally {
       this.fsWatcher?.close();
     }
+  }
+
+  /**
+   * A file that could not be taken or moved (permissions, a full disk) is looked at again
+   * later, a little later each time, so that the log is not flooded.
+   */
+  private backOff(name: string, error: unknown): void {
+    const tracked = this.tracked.get(name);
+    const attempts = (tracked?.attempts ?? 0) + 1;
+    const delayMs = Math.min(300_000, 30_000 * attempts);
+    if (tracked) Object.assign(tracked, { attempts, stableSince: Date.now() + delayMs });
+    this.options.logger.error(
+      { err: error, file: name, attempts, delayMs },
+      'could not take a watched file; trying again later',
+    );
   }
 
   /** Waits for a folder event or the next scan time, whichever comes first. */
@@ -204,6 +219,7 @@ export class FolderWatcher {
     const handle = await openEntry(dir, name);
     if (!handle) return; // gone, or swapped for something that is not a file: scanned again
     let claimed: string | undefined;
+    let startedId: string | undefined;
     try {
       const stats = await handle.stat();
       if (stats.size !== entry.size || stats.mtimeMs !== entry.mtimeMs) {
@@ -233,6 +249,7 @@ export class FolderWatcher {
         open: () => handle.createReadStream({ start: 0, autoClose: false }),
       };
       const outcome = await this.options.importFile(file, (importId) => {
+        startedId = importId;
         this.emit({ type: 'started', name, importId });
         this.options.seen
           .setImport(sha256, name, importId, new Date().toISOString())
@@ -241,10 +258,22 @@ export class FolderWatcher {
       claimed = undefined;
       await this.finish(name, outcome.done ? PROCESSED_DIR : FAILED_DIR, outcome);
     } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (claimed !== undefined && startedId !== undefined) {
+        // the import exists (its content stays claimed) but its end could not be followed
+        logger.warn({ err: error, file: name, importId: startedId }, 'lost a watched import');
+        await this.finish(name, FAILED_DIR, {
+          importId: startedId,
+          done: false,
+          note:
+            `import ${startedId} started, but its end could not be followed (${message}); ` +
+            `see porter status ${startedId}`,
+        });
+        return;
+      }
       if (claimed !== undefined) {
         await this.options.seen.release(claimed).catch(() => {});
       }
-      const message = error instanceof Error ? error.message : String(error);
       const attempts = (tracked?.attempts ?? 0) + 1;
       if (tracked) Object.assign(tracked, { attempts, stableSince: Date.now() });
       logger.warn({ err: error, file: name, attempts }, 'could not import a watched file');
