@@ -6,13 +6,13 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
   import: async () => (await import('./import.js')).registerImportCommand,
+  watch: async () => (await import('./watch.js')).registerWatchCommand,
   status: async () => (await import('./status.js')).registerStatusCommands,
   export: async () => (await import('./export.js')).registerExportCommand,
   schedule: async () => (await import('./schedule.js')).registerScheduleCommands,
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
-  watch: async () => (await import('./watch.js')).registerWatchCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */
