@@ -261,7 +261,7 @@ describe('porter schedule with --import', () => {
     expect(again.code).toBe(66);
   });
 
-  it('refuses export options with --import, a resource of all, and a missing mode', async () => {
+  it('refuses export options with --import, a resource of all, a missing mode, and import options without --import', async () => {
     const env = pipeline.childEnv();
     const base = ['schedule', 'add', 'x', '--cron', '0 2 * * *', '--import', join(dir, 'x.csv')];
     const keep = await runPorter(
@@ -275,6 +275,14 @@ describe('porter schedule with --import', () => {
     const noMode = await runPorter([...base, '--resource', 'users'], env);
     expect(noMode.code).toBe(64);
     expect(noMode.stderr).toMatch(/--mode is required/);
+    // an import option on an export schedule would be dropped without a word
+    const exportWithMode = await runPorter(
+      ['schedule', 'add', 'x', '--cron', '0 2 * * *', '--resource', 'users', '--mode', 'upsert'],
+      env,
+    );
+    expect(exportWithMode.code).toBe(64);
+    expect(exportWithMode.stderr).toMatch(/--mode goes with --import FILE/);
+    expect(await listSchedules(pipeline.context)).toEqual([]);
     expect(await listImportSchedules(pipeline.context)).toEqual([]);
   });
 });

@@ -141,27 +141,42 @@ export function registerScheduleCommands(program: Command): void {
       '--even-unchanged',
       'with --import: import the file even when its content is that of the last run',
     );
-  addImportOptions(add, false).action(
-    async (name: string, options: ScheduleAddOptions, command: Command) => {
-      if (options.import !== undefined) {
-        await addImportScheduleCommand(name, options.import, options, command);
-        return;
-      }
-      if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
-      await withContext(async (context) => {
-        const info = await addSchedule(context, {
-          name,
-          cron: options.cron,
-          tz: options.tz,
-          keep: options.keep,
-          resource: options.resource,
-          format: options.format,
-          outDir: cliOutDir(context, options.out),
-        });
-        console.log(describeSchedule(info));
-      });
-    },
+  const exportOptions = new Set(add.options.map((option) => option.attributeName()));
+  addImportOptions(add, false);
+  // what addImportOptions declared, and --even-unchanged: only an import schedule takes them
+  const importOnly = new Set(
+    add.options
+      .map((option) => option.attributeName())
+      .filter((attribute) => !exportOptions.has(attribute)),
   );
+  importOnly.add('evenUnchanged');
+  importOnly.delete('import');
+  add.action(async (name: string, options: ScheduleAddOptions, command: Command) => {
+    if (options.import !== undefined) {
+      await addImportScheduleCommand(name, options.import, options, command);
+      return;
+    }
+    // an import option without --import would be silently dropped: say so instead
+    const given = command.options.find(
+      (option) =>
+        importOnly.has(option.attributeName()) &&
+        command.getOptionValueSource(option.attributeName()) === 'cli',
+    );
+    if (given) throw new PorterError('PORTER_USAGE', `${given.long} goes with --import FILE`);
+    if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
+    await withContext(async (context) => {
+      const info = await addSchedule(context, {
+        name,
+        cron: options.cron,
+        tz: options.tz,
+        keep: options.keep,
+        resource: options.resource,
+        format: options.format,
+        outDir: cliOutDir(context, options.out),
+      });
+      console.log(describeSchedule(info));
+    });
+  });
 
   schedule
     .command('list')
