@@ -101,7 +101,11 @@ export async function runScheduledImport(
         run.options,
         (created) => {
           importId = created.id;
-          void history.setLast(run.name, { sha256, jobId: run.jobId, importId: created.id });
+          // noted at once so that a crash from here on does not import the file twice; the
+          // same note is written again below, so a failure here is not fatal
+          history
+            .setLast(run.name, { sha256, jobId: run.jobId, importId: created.id })
+            .catch(() => {});
         },
       );
     } catch (error) {
