@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
+import { createImportScheduleWorker } from '../queue/import-schedule-worker.js';
+import { runImportScheduleJob } from './import-schedules.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
@@ -71,14 +73,26 @@ export function startWorkers(
     logger: context.logger.child({ component: 'export-worker' }),
     deps: { store: context.exportStore, client, retry: context.retryPolicy },
   });
+  // runs of import schedules: each reads its file and submits an import to the queue above
+  const importScheduleWorker = createImportScheduleWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    run: (data, jobId) => runImportScheduleJob(context, data, jobId),
+    logger: context.logger.child({ component: 'import-schedule-worker' }),
+  });
   let closing: Promise<void> | undefined;
   return {
-    workers: [importWorker, exportWorker],
+    workers: [importWorker, exportWorker, importScheduleWorker],
     close: () => {
       closing ??= (async () => {
         const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
         let timer: NodeJS.Timeout | undefined;
-        const drained = Promise.all([importWorker.close(), exportWorker.close()]).then(() => true);
+        const drained = Promise.all([
+          importWorker.close(),
+          exportWorker.close(),
+          importScheduleWorker.close(),
+        ]).then(() => true);
         const timedOut = new Promise<false>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
         });
@@ -93,6 +107,7 @@ export function startWorkers(
           // and the send journal keeps what they had sent from being applied twice
           importWorker.cancelAllJobs(SHUTDOWN_REASON);
           exportWorker.cancelAllJobs(SHUTDOWN_REASON);
+          importScheduleWorker.cancelAllJobs(SHUTDOWN_REASON);
           await Promise.race([
             drained,
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),

@@ -6,6 +6,7 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
   import: async () => (await import('./import.js')).registerImportCommand,
+  watch: async () => (await import('./watch.js')).registerWatchCommand,
   status: async () => (await import('./status.js')).registerStatusCommands,
   export: async () => (await import('./export.js')).registerExportCommand,
   schedule: async () => (await import('./schedule.js')).registerScheduleCommands,
