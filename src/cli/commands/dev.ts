@@ -14,7 +14,7 @@ import { loadMapping, type Mapping } from '../../ingest/index.js';
 import type { ImportInfo, ImportOptions } from '../../model/import.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { PROJECT_ROOT } from '../../util/project-root.js';
-import { assertRedisAnswers } from '../../util/redis.js';
+import { assertRedisAnswers, redactUrl } from '../../util/redis.js';
 import { positiveInteger } from '../options.js';
 import { followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
@@ -66,7 +66,7 @@ export function registerDevCommand(program: Command): void {
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
       );
       console.log(
-        `redis     ${localRedis ? `${localRedis.url} (started for this run)` : 'REDIS_URL'}`,
+        `redis     ${localRedis ? `${localRedis.url} (started for this run)` : redactUrl(env.REDIS_URL)}`,
       );
       if (options.demo) {
         let exitCode = 1;
