@@ -120,6 +120,8 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     if (results.length === 0) return;
     const full = results.map((result) => ({
       ...result,
+      // every result names its input line, a dry run's and an early decision's too
+      line: result.line ?? byRow.get(result.row)?.line,
       sourceRow: byRow.get(result.row)?.sourceRow,
       input: byRow.get(result.row)?.input ?? {},
       ...(byRow.get(result.row)?.serverOnly ? { serverOnly: true } : {}),
