@@ -63,6 +63,7 @@ export function startWorkers(
       breaker: context.breaker,
       client,
       retry: context.retryPolicy,
+      metrics: context.metrics,
     },
   });
   const exportWorker = createExportWorker({
