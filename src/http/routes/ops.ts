@@ -1,13 +1,12 @@
 /**
  * The routes an operator uses rather than a client: health checks, metrics and the queue
- * dashboard. `opsRoutes` adds them to the API; `buildOpsApp` serves the first two on a worker.
+ * dashboard. `opsRoutes` adds them to the API; build-ops-app.ts serves the first two on a worker.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
 import { watchContext } from '../../app/observability.js';
 import { ReadinessProbe } from '../../app/readiness.js';
 import { PrometheusMetrics } from '../../metrics/prometheus.js';
-import { errorHandler, notFoundHandler } from '../error-handler.js';
 import { healthRoutes } from './health.js';
 import { metricsRoutes } from './metrics.js';
 import { queueBoardRoutes } from './queues.js';
@@ -23,7 +22,8 @@ export interface OpsRoutesOptions {
   metrics?: PrometheusMetrics;
 }
 
-function metricsOf(context: PorterContext, given?: PrometheusMetrics): PrometheusMetrics {
+/** The registry to answer from, reading this context's queues and stores when scraped. */
+export function metricsOf(context: PorterContext, given?: PrometheusMetrics): PrometheusMetrics {
   const metrics =
     given ??
     (context.metrics instanceof PrometheusMetrics
@@ -47,25 +47,4 @@ export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions)
     token: options.token,
     readOnly: context.env.PORTER_QUEUES_READ_ONLY,
   });
-}
-
-/**
- * A worker's small HTTP server: /metrics, /healthz and /readyz, with no token (it listens on
- * PORTER_METRICS_HOST, 127.0.0.1 unless set: keep it off public networks).
- */
-export async function buildOpsApp(options: {
-  context: PorterContext;
-  metrics?: PrometheusMetrics;
-}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
-  app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
-  const probe = new ReadinessProbe(options.context);
-  app.addHook('onClose', async () => probe.close());
-  await app.register(healthRoutes, { probe });
-  await app.register(metricsRoutes, {
-    metrics: metricsOf(options.context, options.metrics),
-    requireToken: false,
-  });
-  return app;
 }
