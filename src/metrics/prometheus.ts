@@ -13,7 +13,8 @@ import {
 } from 'prom-client';
 import type { AdminCallEvent } from '../admin/client.js';
 import type { ResourceName } from '../admin/resources.js';
-import type { RecordAction, ResultStatus } from '../model/import.js';
+import type { ExportState } from '../export/export-types.js';
+import type { ImportState, RecordAction, ResultStatus } from '../model/import.js';
 import type { BatchOutcome, BatchWork, PorterMetrics } from './metrics.js';
 
 /** A queue whose job counts are read on each scrape (BullMQ's Queue has this method). */
@@ -37,6 +38,18 @@ export interface PrometheusOptions {
   /** Imports and exports, newest first, whose states are counted. @defaultValue 1000 */
   stateWindow?: number;
 }
+
+const IMPORT_STATES: readonly ImportState[] = [
+  'receiving',
+  'queued',
+  'running',
+  'paused',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'cancelled',
+];
+const EXPORT_STATES: readonly ExportState[] = ['queued', 'running', 'completed', 'failed'];
 
 /** Queue states reported as depth. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'paused'] as const;
@@ -194,7 +207,11 @@ export class PrometheusMetrics implements PorterMetrics {
         }
       },
     });
-    const stateGauge = (name: string, what: 'imports' | 'exports'): void => {
+    const stateGauge = (
+      name: string,
+      what: 'imports' | 'exports',
+      states: readonly string[],
+    ): void => {
       new Gauge({
         name,
         help: `${what === 'imports' ? 'Imports' : 'Exports'} by state, among the ${stateWindow} newest`,
@@ -205,8 +222,10 @@ export class PrometheusMetrics implements PorterMetrics {
           const source = sources()[what];
           if (!source) return;
           try {
-            for (const [state, count] of await within(source.countStates(stateWindow))) {
-              this.set({ state }, count);
+            const counts = await within(source.countStates(stateWindow));
+            // every state has a series, 0 included, so a graph or an alert never sees a gap
+            for (const state of new Set([...states, ...counts.keys()])) {
+              this.set({ state }, counts.get(state) ?? 0);
             }
           } catch {
             // Redis does not answer: the series are absent from this scrape
@@ -214,8 +233,8 @@ export class PrometheusMetrics implements PorterMetrics {
         },
       });
     };
-    stateGauge('porter_imports', 'imports');
-    stateGauge('porter_exports', 'exports');
+    stateGauge('porter_imports', 'imports', IMPORT_STATES);
+    stateGauge('porter_exports', 'exports', EXPORT_STATES);
   }
 }
 

@@ -103,6 +103,9 @@ describe('/metrics', () => {
     expect(total(text, 'porter_queue_jobs', { queue: 'import-batches', state: 'waiting' })).toBe(0);
     expect(total(text, 'porter_queue_jobs', { queue: 'exports', state: 'failed' })).toBe(0);
     expect(total(text, 'porter_imports', { state: 'completed_with_errors' })).toBe(1);
+    // every state has its series, at 0 when no import is in it
+    expect(text).toMatch(/^porter_imports\{state="cancelled"\} 0$/m);
+    expect(text).toMatch(/^porter_exports\{state="running"\} 0$/m);
     // the process's own figures come along
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });
