@@ -133,4 +133,31 @@ describe('/metrics', () => {
       total(text, 'porter_admin_calls_total', { resource: 'users', outcome: 'rate_limited' }),
     ).toBeGreaterThan(0);
   });
+
+  it('counts the splits and reconcile reads of a call the server refuses as too large', async () => {
+    const before = await scrape();
+    pipeline.sandbox.setFaults({ maxRecords: 2 });
+    try {
+      const rows = Array.from({ length: 4 }, (_, index) => [`metrics.split${index}`]);
+      const { info } = await pipeline.run(csv(['username'], rows), {
+        resource: 'users',
+        mode: 'create',
+        batchSize: 4,
+      });
+      expect(info.counts.succeeded).toBe(4);
+    } finally {
+      pipeline.sandbox.setFaults({ maxRecords: 0 });
+    }
+    const after = await scrape();
+    const users = { resource: 'users' };
+    expect(total(after, 'porter_splits_total', users)).toBeGreaterThan(
+      total(before, 'porter_splits_total', users),
+    );
+    expect(total(after, 'porter_reconcile_reads_total', users)).toBeGreaterThan(
+      total(before, 'porter_reconcile_reads_total', users),
+    );
+    expect(
+      total(after, 'porter_admin_calls_total', { ...users, method: 'POST', outcome: 'refused' }),
+    ).toBeGreaterThan(0);
+  });
 });
