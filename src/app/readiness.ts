@@ -19,6 +19,8 @@ export interface ReadinessCheck {
 
 export interface Readiness {
   ready: boolean;
+  /** Set once the process is stopping: it takes no new work, whatever the checks say. */
+  stopping?: boolean;
   checks: { redis: ReadinessCheck; admin: ReadinessCheck };
 }
 
@@ -82,6 +84,7 @@ export class ReadinessProbe {
   private readonly client: AdminClient;
   private last: { at: number; readiness: Readiness } | undefined;
   private running: Promise<Readiness> | undefined;
+  private stopping = false;
 
   constructor(
     private readonly context: PorterContext,
@@ -99,6 +102,16 @@ export class ReadinessProbe {
   }
 
   async check(): Promise<Readiness> {
+    const readiness = await this.checkReused();
+    return this.stopping ? { ...readiness, ready: false, stopping: true } : readiness;
+  }
+
+  /** From now on the process is not ready: it is draining its work before it exits. */
+  markStopping(): void {
+    this.stopping = true;
+  }
+
+  private async checkReused(): Promise<Readiness> {
     if (this.last && Date.now() - this.last.at < this.reuseMs) return this.last.readiness;
     this.running ??= this.checkNow().finally(() => {
       this.running = undefined;

@@ -11,6 +11,7 @@ import { onShutdown } from './signals.js';
 import { redactUrl } from '../util/redis.js';
 import { buildOpsApp } from '../http/build-ops-app.js';
 import { PrometheusMetrics } from '../metrics/prometheus.js';
+import { ReadinessProbe } from './readiness.js';
 
 export interface WorkerSetOptions {
   /** Batches run at once in this process. @defaultValue 4 */
@@ -143,7 +144,8 @@ export async function runWorkerProcess(
   const context = await createPorterContext(env, { metrics });
   const running = startWorkers(context, options);
   let metricsAddress: string | undefined;
-  const opsApp = metrics ? await buildOpsApp({ context, metrics }) : undefined;
+  const probe = metrics ? new ReadinessProbe(context) : undefined;
+  const opsApp = metrics ? await buildOpsApp({ context, metrics, probe }) : undefined;
   if (opsApp) {
     metricsAddress = await opsApp.listen({
       port: metricsPort,
@@ -160,6 +162,8 @@ export async function runWorkerProcess(
     'worker started',
   );
   onShutdown(context.logger, async () => {
+    // /readyz says `stopping` while the batches in hand finish
+    probe?.markStopping();
     await running.close();
     await opsApp?.close();
     await context.close();

@@ -15,13 +15,15 @@ export interface OpsAppOptions {
   context: PorterContext;
   /** @defaultValue the context's metrics when they are Prometheus metrics */
   metrics?: PrometheusMetrics;
+  /** The readiness /readyz answers with (closed with the app). @defaultValue a new one */
+  probe?: ReadinessProbe;
 }
 
 export async function buildOpsApp(options: OpsAppOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
-  const probe = new ReadinessProbe(options.context);
+  const probe = options.probe ?? new ReadinessProbe(options.context);
   app.addHook('onClose', async () => probe.close());
   await app.register(healthRoutes, { probe });
   await app.register(metricsRoutes, {

@@ -7,7 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPorterContext } from '../../src/app/context.js';
 import { loadEnv } from '../../src/config/env.js';
+import { ReadinessProbe } from '../../src/app/readiness.js';
 import { buildApiApp } from '../../src/http/build-app.js';
+import { buildOpsApp } from '../../src/http/build-ops-app.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
@@ -112,6 +114,21 @@ describe('a worker with --metrics-port', () => {
   });
   afterAll(async () => {
     await pipeline?.close();
+  });
+
+  it('/readyz says stopping once the worker drains its work', async () => {
+    const probe = new ReadinessProbe(pipeline.context);
+    const app = await buildOpsApp({ context: pipeline.context, probe });
+    try {
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      probe.markStopping();
+      const stopping = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(stopping.statusCode).toBe(503);
+      expect(stopping.json()).toMatchObject({ status: 'stopping' });
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
   });
 
   it('serves /healthz, /readyz and /metrics without a token', async () => {

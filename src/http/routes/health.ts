@@ -1,6 +1,7 @@
 /**
  * /healthz: the process is alive (no dependency is asked). /readyz: it can work now (Redis and
- * the admin server answer), 503 with the failing check's reason otherwise. Both need no token.
+ * the admin server answer), 503 with the failing check's reason otherwise, and 503 `stopping`
+ * once the process drains its work before it exits. Both need no token.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ReadinessProbe } from '../../app/readiness.js';
@@ -17,7 +18,7 @@ const checkSchema = {
 const readinessSchema = {
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    status: { type: 'string', enum: ['ready', 'not_ready', 'stopping'] },
     checks: {
       type: 'object',
       properties: { redis: checkSchema, admin: checkSchema },
@@ -54,7 +55,10 @@ export async function healthRoutes(
       return reply
         .status(readiness.ready ? 200 : 503)
         .header('cache-control', 'no-store')
-        .send({ status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks });
+        .send({
+          status: readiness.stopping ? 'stopping' : readiness.ready ? 'ready' : 'not_ready',
+          checks: readiness.checks,
+        });
     },
   );
 }

@@ -36,6 +36,8 @@ export function metricsOf(context: PorterContext, given?: PrometheusMetrics): Pr
 export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions): Promise<void> {
   const { context } = options;
   const probe = new ReadinessProbe(context);
+  // a stopping API says so while it lets uploads in progress finish
+  app.addHook('preClose', async () => probe.markStopping());
   app.addHook('onClose', async () => probe.close());
   await app.register(healthRoutes, { probe });
   await app.register(metricsRoutes, {
