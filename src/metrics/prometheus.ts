@@ -39,17 +39,24 @@ export interface PrometheusOptions {
   stateWindow?: number;
 }
 
-const IMPORT_STATES: readonly ImportState[] = [
-  'receiving',
-  'queued',
-  'running',
-  'paused',
-  'completed',
-  'completed_with_errors',
-  'failed',
-  'cancelled',
-];
-const EXPORT_STATES: readonly ExportState[] = ['queued', 'running', 'completed', 'failed'];
+/** Every state, so each has a series from the first scrape (a new state fails to compile here). */
+const IMPORT_STATES = Object.keys({
+  receiving: true,
+  queued: true,
+  running: true,
+  paused: true,
+  held: true,
+  completed: true,
+  completed_with_errors: true,
+  failed: true,
+  cancelled: true,
+} satisfies Record<ImportState, true>);
+const EXPORT_STATES = Object.keys({
+  queued: true,
+  running: true,
+  completed: true,
+  failed: true,
+} satisfies Record<ExportState, true>);
 
 /** Queue states reported as depth. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'paused'] as const;
