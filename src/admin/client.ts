@@ -25,6 +25,45 @@ import type { AclRecord, GroupRecord, UserRecord } from './schemas.js';
 
 export type WriteMethod = 'PUT' | 'POST' | 'DELETE';
 
+/**
+ * How a request to the admin server ended: `ok` (a 2xx answer of the documented shape),
+ * `refused` (a 4xx other than 429, or an error body under 2xx), `rate_limited` (429),
+ * `server_error` (5xx), `no_answer` (sent, no answer: reset, timeout, broken off),
+ * `unreachable` (no connection), `bad_answer` (2xx of another shape), `aborted` (stopped by us).
+ */
+export type AdminCallOutcome =
+  | 'ok'
+  | 'refused'
+  | 'rate_limited'
+  | 'server_error'
+  | 'no_answer'
+  | 'unreachable'
+  | 'bad_answer'
+  | 'aborted';
+
+/** One request to the admin server, told to `onCall` once it ended. */
+export interface AdminCallEvent {
+  method: string;
+  resource: ResourceName;
+  outcome: AdminCallOutcome;
+  /** From sending (after any wait of `beforeRequest`) to the answer read whole. */
+  durationMs: number;
+}
+
+/** The outcome of a request that ended with this error (undefined: it succeeded). */
+export function adminCallOutcome(error: unknown): AdminCallOutcome {
+  if (error === undefined) return 'ok';
+  if (error instanceof AdminHttpError) {
+    const status = error.status ?? 0;
+    if (status === 429) return 'rate_limited';
+    return status >= 500 ? 'server_error' : 'refused';
+  }
+  if (error instanceof AdminConnectionError) return 'unreachable';
+  if (error instanceof AdminNoAnswerError) return 'no_answer';
+  if (error instanceof AdminBadResponseError) return 'bad_answer';
+  return 'aborted';
+}
+
 export interface AdminAuthOptions {
   /** Sent as the `apikey` request header. */
   apiKey?: string;
@@ -50,6 +89,8 @@ export interface AdminClientOptions {
   headers?: Record<string, string>;
   /** Awaited before every request: a shared rate cap or back-off across workers. */
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
+  /** Told of every request once it ended (metrics); must not throw. */
+  onCall?: (event: AdminCallEvent) => void;
 }
 
 export interface UserQuery {
@@ -162,8 +203,11 @@ export class AdminClient {
     this.addParamAuth(params);
     const path = this.pathPrefix + RESOURCES[resource].path;
     const search = params.size > 0 ? `?${params.toString()}` : '';
-    const body = await this.send({ method: 'GET', path: path + search, logPath: path }, signal);
-    return parseRecords(resource, body, { method: 'GET', path });
+    return this.observed(resource, 'GET', async (onSend) => {
+      const request = { method: 'GET', path: path + search, logPath: path, onSend };
+      const body = await this.send(request, signal);
+      return parseRecords(resource, body, { method: 'GET', path });
+    });
   }
 
   /**
@@ -196,10 +240,19 @@ export class AdminClient {
     const path = this.pathPrefix + RESOURCES[resource].path;
     const info = { method: 'GET', path };
     const search = params.size > 0 ? `?${params.toString()}` : '';
-    const response = await this.dispatch('GET', path + search, info, undefined, signal);
+    let startedAt = 0;
+    let failure: unknown;
+    const response = await this.dispatch('GET', path + search, info, undefined, signal, (at) => {
+      startedAt = at;
+    }).catch((error: unknown) => {
+      this.tell(resource, 'GET', startedAt, error);
+      throw error;
+    });
     if (response.statusCode >= 300) {
       const text = await response.body.text().catch(() => '');
-      throw this.httpError(response, text, info);
+      const error = this.httpError(response, text, info);
+      this.tell(resource, 'GET', startedAt, error);
+      throw error;
     }
     const splitter = new JsonArraySplitter();
     // An answer that is not an array (an error body under 200, a stray value) is kept, up to a
@@ -232,18 +285,26 @@ export class AdminClient {
         throw new AdminBadResponseError(`${resource} GET did not answer with a JSON array`, info);
       }
     } catch (error) {
+      failure = error;
       if (signal?.aborted) throw signal.reason ?? error;
       if (error instanceof AdminError) throw error;
       if (isUndiciSocketError(error)) {
-        throw new AdminNoAnswerError(`${resource} GET broke off: ${describe(error)}`, info, error);
+        failure = new AdminNoAnswerError(
+          `${resource} GET broke off: ${describe(error)}`,
+          info,
+          error,
+        );
+        throw failure;
       }
-      throw new AdminBadResponseError(
+      failure = new AdminBadResponseError(
         `${resource} GET answered invalid JSON: ${describe(error)}`,
         info,
         error,
       );
+      throw failure;
     } finally {
       if (!response.body.destroyed) response.body.destroy();
+      this.tell(resource, 'GET', startedAt, failure);
     }
   }
 
@@ -261,14 +322,48 @@ export class AdminClient {
     if (auth?.user !== undefined && auth.userPasswordMode === 'params') {
       fields.push(['user', auth.user], ['pass', auth.password ?? '']);
     }
-    const body = await this.send({ method, path, logPath: path, form: fields }, signal);
-    return parseRecords(resource, body, { method, path });
+    return this.observed(resource, method, async (onSend) => {
+      const body = await this.send({ method, path, logPath: path, form: fields, onSend }, signal);
+      return parseRecords(resource, body, { method, path });
+    });
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.close();
+  }
+
+  /** Runs one request and tells `onCall` how it ended and how long it took. */
+  private async observed<T>(
+    resource: ResourceName,
+    method: string,
+    run: (onSend: (at: number) => void) => Promise<T>,
+  ): Promise<T> {
+    let startedAt = 0;
+    const onSend = (at: number): void => {
+      startedAt = at;
+    };
+    if (!this.options.onCall) return run(onSend);
+    try {
+      const value = await run(onSend);
+      this.tell(resource, method, startedAt, undefined);
+      return value;
+    } catch (error) {
+      this.tell(resource, method, startedAt, error);
+      throw error;
+    }
+  }
+
+  private tell(resource: ResourceName, method: string, startedAt: number, error: unknown): void {
+    const onCall = this.options.onCall;
+    if (!onCall) return;
+    const durationMs = startedAt > 0 ? Math.max(0, performance.now() - startedAt) : 0;
+    try {
+      onCall({ method, resource, outcome: adminCallOutcome(error), durationMs });
+    } catch {
+      // metrics never break a request
+    }
   }
 
   private addParamAuth(params: URLSearchParams): void {
@@ -280,11 +375,24 @@ export class AdminClient {
   }
 
   private async send(
-    request: { method: string; path: string; logPath: string; form?: [string, string][] },
+    request: {
+      method: string;
+      path: string;
+      logPath: string;
+      form?: [string, string][];
+      onSend?: (at: number) => void;
+    },
     signal?: AbortSignal,
   ): Promise<string> {
     const info = { method: request.method, path: request.logPath };
-    const response = await this.dispatch(request.method, request.path, info, request.form, signal);
+    const response = await this.dispatch(
+      request.method,
+      request.path,
+      info,
+      request.form,
+      signal,
+      request.onSend,
+    );
     let text: string;
     try {
       text = await response.body.text();
@@ -305,8 +413,11 @@ export class AdminClient {
     info: { method: string; path: string },
     form: [string, string][] | undefined,
     signal: AbortSignal | undefined,
+    /** Told when the request leaves, after any wait of `beforeRequest` (for its duration). */
+    onSend?: (at: number) => void,
   ): Promise<Dispatcher.ResponseData> {
     await this.options.beforeRequest?.(signal);
+    onSend?.(performance.now());
     const headers: Record<string, string> = { ...this.options.headers, ...this.authHeaders };
     let body: string | FormData | undefined;
     if (form) {

@@ -28,6 +28,7 @@ import { RequestGate } from '../queue/request-gate.js';
 import { assertRedisAnswers } from '../util/redis.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import type { BatchRef } from '../execute/run-batch.js';
+import { NOOP_METRICS, type PorterMetrics } from '../metrics/metrics.js';
 
 export interface PorterContext {
   readonly env: Env;
@@ -52,6 +53,8 @@ export interface PorterContext {
   readonly retryPolicy: RetryPolicy;
   /** Shared rate cap and 429 back-off of every request to the admin server. */
   readonly requestGate: RequestGate;
+  /** Where the process's parts report their work (admin calls, records, batches). */
+  readonly metrics: PorterMetrics;
   enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
   /** Queues an import's preparation (lookup mode, snapshot), which queues its batches. */
   enqueuePrepare(importId: string): Promise<void>;
@@ -67,6 +70,8 @@ export interface ContextOptions {
   logger?: Logger;
   /** Check Redis first and fail with one clear line when it does not answer. @defaultValue true */
   checkRedis?: boolean;
+  /** Where admin calls, records and batches are reported. @defaultValue metrics that go nowhere */
+  metrics?: PorterMetrics;
 }
 
 export async function createPorterContext(
@@ -116,6 +121,7 @@ export async function createPorterContext(
     baseDelayMs: env.PORTER_RETRY_BASE_MS,
     maxDelayMs: env.PORTER_RETRY_MAX_MS,
   };
+  const metrics = options.metrics ?? NOOP_METRICS;
   let closing: Promise<void> | undefined;
   return {
     env,
@@ -134,6 +140,7 @@ export async function createPorterContext(
     importScheduleQueue,
     retryPolicy,
     requestGate,
+    metrics,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
     enqueuePrepare: (importId) => enqueuePrepare(importQueue, importId),
     createAdminClient: (connections) =>
@@ -141,6 +148,7 @@ export async function createPorterContext(
         ...adminClientOptionsFromEnv(env),
         ...(connections === undefined ? {} : { connections }),
         beforeRequest: (signal) => requestGate.beforeRequest(signal),
+        onCall: (event) => metrics.adminCall(event),
       }),
     close: () => {
       closing ??= (async () => {

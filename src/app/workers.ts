@@ -9,6 +9,9 @@ import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
 import { redactUrl } from '../util/redis.js';
+import { buildOpsApp } from '../http/build-ops-app.js';
+import { PrometheusMetrics } from '../metrics/prometheus.js';
+import { ReadinessProbe } from './readiness.js';
 
 export interface WorkerSetOptions {
   /** Batches run at once in this process. @defaultValue 4 */
@@ -17,6 +20,13 @@ export interface WorkerSetOptions {
   lockDurationMs?: number;
   /** How long close() waits for the batches in hand. @defaultValue PORTER_SHUTDOWN_TIMEOUT_MS */
   shutdownTimeoutMs?: number;
+}
+
+export interface WorkerProcessOptions extends WorkerSetOptions {
+  /** Port of /metrics, /healthz and /readyz; undefined: none. @defaultValue PORTER_METRICS_PORT */
+  metricsPort?: number;
+  /** @defaultValue PORTER_METRICS_HOST */
+  metricsHost?: string;
 }
 
 export interface RunningWorkers {
@@ -63,6 +73,7 @@ export function startWorkers(
       breaker: context.breaker,
       client,
       retry: context.retryPolicy,
+      metrics: context.metrics,
     },
   });
   const exportWorker = createExportWorker({
@@ -120,24 +131,42 @@ export function startWorkers(
   };
 }
 
-/** A worker process: start the workers, then drain and exit on SIGINT/SIGTERM. */
+/**
+ * A worker process: start the workers (and the metrics port when one is set), then drain and
+ * exit on SIGINT/SIGTERM.
+ */
 export async function runWorkerProcess(
   env: Env,
-  options: WorkerSetOptions = {},
-): Promise<RunningWorkers> {
-  const context = await createPorterContext(env);
+  options: WorkerProcessOptions = {},
+): Promise<RunningWorkers & { metricsAddress?: string }> {
+  const metricsPort = options.metricsPort ?? env.PORTER_METRICS_PORT;
+  const metrics = metricsPort === undefined ? undefined : new PrometheusMetrics();
+  const context = await createPorterContext(env, { metrics });
   const running = startWorkers(context, options);
+  let metricsAddress: string | undefined;
+  const probe = metrics ? new ReadinessProbe(context) : undefined;
+  const opsApp = metrics ? await buildOpsApp({ context, metrics, probe }) : undefined;
+  if (opsApp) {
+    metricsAddress = await opsApp.listen({
+      port: metricsPort,
+      host: options.metricsHost ?? env.PORTER_METRICS_HOST,
+    });
+  }
   context.logger.info(
     {
       concurrency: options.concurrency ?? env.PORTER_WORKER_CONCURRENCY,
       admin: redactUrl(env.ADMIN_BASE_URL),
       pid: process.pid,
+      ...(metricsAddress ? { metrics: `${metricsAddress}/metrics` } : {}),
     },
     'worker started',
   );
   onShutdown(context.logger, async () => {
+    // /readyz says `stopping` while the batches in hand finish
+    probe?.markStopping();
     await running.close();
+    await opsApp?.close();
     await context.close();
   });
-  return running;
+  return { ...running, metricsAddress };
 }

@@ -12,6 +12,17 @@ export function positiveInteger(name: string): (value: string) => number {
   };
 }
 
+/** A TCP port, 0 (any free port) to 65535. */
+export function portNumber(name: string): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!/^\d+$/.test(value) || parsed > 65_535) {
+      throw new InvalidArgumentError(`${name} must be a port number from 0 to 65535`);
+    }
+    return parsed;
+  };
+}
+
 export function oneOf<T extends string>(name: string, allowed: readonly T[]): (value: string) => T {
   return (value) => {
     if (!(allowed as readonly string[]).includes(value)) {

@@ -79,6 +79,19 @@ export const envSchema = z.object({
   PORTER_WORKER_CONCURRENCY: positiveInt.default(4),
   /** How imports look records up when they do not say: a bulk snapshot, one read each, or auto. */
   PORTER_LOOKUP: z.enum(['auto', 'snapshot', 'each']).default('auto'),
+  /** Port of a worker's /metrics, /healthz and /readyz (`porter worker --metrics-port`); unset = none. */
+  PORTER_METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  /** Address a worker's metrics port listens on. */
+  PORTER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Whether the API's /metrics needs the API token (`token`) or not (`none`). */
+  PORTER_METRICS_AUTH: z.enum(['token', 'none']).default('token'),
+  /** Time /readyz gives Redis and the admin server to answer. */
+  PORTER_READY_TIMEOUT_MS: positiveInt.default(2_000),
+  /** The queue dashboard (/queues) shows jobs without the buttons that change them. */
+  PORTER_QUEUES_READ_ONLY: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((value) => value === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -57,6 +57,10 @@ export interface ExecuteStats {
   writeCalls: number;
   /** Reads made to reconcile uncertain records. */
   reconcileReads: number;
+  /** Groups sent again as they were after a transient failure. */
+  retries: number;
+  /** Groups split in halves: to isolate a refused record, or to get around an unanswered one. */
+  splits: number;
   /** Smallest number of records in a call the server refused with 413, if any. */
   tooLargeAt?: number;
 }
@@ -99,7 +103,7 @@ const CALL_LEVEL_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
 
 class BatchRun {
   readonly results = new Map<number, DecidedResult>();
-  readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0 };
+  readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0, retries: 0, splits: 0 };
   paused = false;
   answeredCalls = 0;
   private readonly uncertain: Set<number>;
@@ -193,10 +197,12 @@ class BatchRun {
       // count; only a group sent again as it was spends one (the breaker stops a server that
       // fails everything)
       const middle = Math.ceil(ops.length / 2);
+      this.stats.splits++;
       await this.send(ops.slice(0, middle), attempt);
       await this.send(ops.slice(middle), attempt);
       return;
     }
+    this.stats.retries++;
     await this.send(ops, attempt + 1);
   }
 
@@ -220,6 +226,7 @@ class BatchRun {
     await this.settleAppliedPrefix(ops, named ? index : ops.length);
     const open = (part: PlannedOp[]): PlannedOp[] => part.filter((op) => !this.results.has(op.row));
     if (named) {
+      this.stats.splits++;
       await this.send(open(ops.slice(0, index)), 1);
       await this.send([ops[index]!], 1);
       await this.send(ops.slice(index + 1), 1);
@@ -227,6 +234,7 @@ class BatchRun {
     }
     const rest = open(ops);
     const middle = Math.ceil(rest.length / 2);
+    if (rest.length > 1) this.stats.splits++;
     await this.send(rest.slice(0, middle), 1);
     await this.send(rest.slice(middle), 1);
   }

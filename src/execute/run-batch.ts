@@ -21,6 +21,8 @@ import type { DirectoryView } from '../plan/directory-view.js';
 import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
 import { snapshotKeys } from '../snapshot/snapshot-keys.js';
 import { syncRules } from '../sync/sync-rules.js';
+import type { ResourceName } from '../admin/resources.js';
+import type { PorterMetrics } from '../metrics/metrics.js';
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -69,10 +71,14 @@ export interface BatchDeps {
   directory?: { redis: Redis; prefix: string };
   /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
   selfUser?: string;
+  /** Told of the records' results and of breaker pauses. */
+  metrics?: PorterMetrics;
 }
 
 export interface BatchReport extends ExecuteStats {
   batchIndex: number;
+  /** The import's resource, once its state was read. */
+  resource?: ResourceName;
   records: number;
   /** Rows that already had a result from an earlier run of this batch. */
   alreadyDone: number;
@@ -95,6 +101,8 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     alreadyDone: 0,
     writeCalls: 0,
     reconcileReads: 0,
+    retries: 0,
+    splits: 0,
     lookupReads: 0,
     counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
   };
@@ -105,6 +113,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     deps.runtime.batchSize(ref.importId),
   ]);
   if (!info) return report;
+  report.resource = info.options.resource;
   const stagedRows = staged.map((record) => record.row);
   const [missingRows, sentRows] = await Promise.all([
     store.missingRows(ref.importId, stagedRows),
@@ -128,6 +137,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     }));
     const { info: after } = await store.recordResults(ref.importId, full);
     for (const result of results) report.counts[result.status]++;
+    deps.metrics?.records(after.options.resource, results);
     const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);
     if (
       reason &&
@@ -165,6 +175,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     const why = failed ? breakerTrips(deps.breaker, window) : undefined;
     // the first probe comes after a whole cool-down, not from the next batch picked up
     if (why && (await store.transition(ref.importId, ['queued', 'running'], 'paused', why))) {
+      deps.metrics?.breakerPaused(info.options.resource);
       await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
     }
   };

@@ -149,6 +149,20 @@ export class ExportStore {
     return infos.filter((info): info is ExportInfo => info !== undefined);
   }
 
+  /** How many of the `limit` newest exports are in each state (bounded work, for metrics). */
+  async countStates(limit = 1000): Promise<Map<string, number>> {
+    const ids = await this.redis.zrevrange(exportIndexKey(this.prefix), 0, limit - 1);
+    const counts = new Map<string, number>();
+    if (ids.length === 0) return counts;
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(exportKey(this.prefix, id), 'state');
+    for (const [error, state] of (await pipeline.exec()) ?? []) {
+      if (error) throw error;
+      if (typeof state === 'string') counts.set(state, (counts.get(state) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /** A worker took the export. */
   async markRunning(exportId: string): Promise<void> {
     const now = new Date().toISOString();

@@ -1,6 +1,8 @@
 /**
  * The producer's HTTP API. `buildApiApp` is separate from `listen`, so tests use inject().
- * Every route but /healthz needs `Authorization: Bearer <token>`.
+ * Every route needs `Authorization: Bearer <token>` unless its config says otherwise (access.ts):
+ * /healthz and /readyz need none, /metrics as PORTER_METRICS_AUTH says, /queues takes a browser
+ * session cookie too.
  */
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -8,13 +10,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { PorterContext } from '../app/context.js';
 import { PorterError } from '../errors/porter-error.js';
 import { PORTER_VERSION } from '../version.js';
-import { checkBearer } from './auth.js';
+import { checkAccess } from './access.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
 import { exportRoutes } from './routes/exports.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { opsRoutes } from './routes/ops.js';
+import type { PrometheusMetrics } from '../metrics/prometheus.js';
 
 export interface ApiOptions {
   context: PorterContext;
@@ -26,6 +30,8 @@ export interface ApiOptions {
   logger?: boolean;
   /** Where the log goes when logging. @defaultValue standard output */
   logStream?: NodeJS.WritableStream;
+  /** The registry /metrics answers from. @defaultValue the context's, when Prometheus metrics */
+  metrics?: PrometheusMetrics;
 }
 
 export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance> {
@@ -72,18 +78,13 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   });
   await app.register(multipart, { limits: { fileSize: maxUploadBytes + 1, files: 1, fields: 20 } });
 
-  app.get(
-    '/healthz',
-    { schema: { summary: 'Liveness check (no token needed)', security: [] } },
-    async () => ({
-      status: 'ok',
-    }),
-  );
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url === '/healthz') return;
-    checkBearer(request.headers.authorization, options.token);
+  app.addHook('onRequest', async (request, reply) => checkAccess(request, reply, options.token));
+  await app.register(opsRoutes, {
+    context: options.context,
+    token: options.token,
+    metrics: options.metrics,
   });
   await app.register(importRoutes, { context: options.context, maxUploadBytes });
   await app.register(exportRoutes, { context: options.context });

@@ -18,6 +18,7 @@ import {
 import { prepareImport, type PrepareDeps } from '../snapshot/prepare-import.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import type { RequestGate } from './request-gate.js';
+import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
 
 export interface ImportWorkerOptions {
   connection: ConnectionOptions;
@@ -89,8 +90,40 @@ export function createImportWorker(
       throw error;
     }
   };
+  const metrics = options.deps.metrics ?? NOOP_METRICS;
+  /** Runs a batch job and tells the metrics how it ended and how long it took. */
   const processBatch = async (
     job: Job<ImportBatchJobData, BatchReport>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<BatchReport> => {
+    const startedAt = performance.now();
+    const seen: { report?: BatchReport } = {};
+    let outcome: BatchOutcome = 'failed';
+    try {
+      const report = await runBatchJob(job, seen, token, signal);
+      outcome = 'done';
+      return report;
+    } catch (error) {
+      if (error instanceof DelayedError) outcome = seen.report?.paused ? 'paused' : 'interrupted';
+      throw error;
+    } finally {
+      const { report } = seen;
+      metrics.batch(
+        outcome,
+        performance.now() - startedAt,
+        report && {
+          resource: report.resource,
+          retries: report.retries,
+          splits: report.splits,
+          reconcileReads: report.reconcileReads,
+        },
+      );
+    }
+  };
+  const runBatchJob = async (
+    job: Job<ImportBatchJobData, BatchReport>,
+    seen: { report?: BatchReport },
     token?: string,
     signal?: AbortSignal,
   ): Promise<BatchReport> => {
@@ -130,6 +163,7 @@ export function createImportWorker(
       }
       throw error;
     }
+    seen.report = report;
     log.debug({ report }, 'batch done');
     if (report.resumedImport) {
       log.info('the admin server answers again: import resumed');
@@ -263,7 +297,7 @@ async function recordUntilDone(
 export async function abandonBatch(
   ref: ImportBatchJobData,
   reason: { errorCode: string; error: string },
-  deps: Pick<BatchDeps, 'store' | 'journal'>,
+  deps: Pick<BatchDeps, 'store' | 'journal' | 'metrics'>,
 ): Promise<void> {
   const staged = await deps.store.readStaged(ref.importId, ref.start, ref.count);
   const missing = new Set(
@@ -292,5 +326,7 @@ export async function abandonBatch(
     input: record.input,
     ...(record.serverOnly ? { serverOnly: true } : {}),
   }));
-  if (results.length > 0) await deps.store.recordResults(ref.importId, results);
+  if (results.length === 0) return;
+  const { info } = await deps.store.recordResults(ref.importId, results);
+  deps.metrics?.records(info.options.resource, results);
 }

@@ -17,7 +17,7 @@ export const CANCELLED_REASON = {
 
 export async function dropPendingBatches(
   queue: Queue<ImportJobData>,
-  deps: Pick<BatchDeps, 'store' | 'journal'>,
+  deps: Pick<BatchDeps, 'store' | 'journal' | 'metrics'>,
   importId: string,
   reason: { errorCode: string; error: string },
 ): Promise<number> {

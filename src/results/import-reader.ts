@@ -9,6 +9,7 @@ import {
   storedStatus,
 } from './import-codec.js';
 import { importNotFound } from './import-errors.js';
+import { PorterError } from '../errors/porter-error.js';
 import { importIndexKey, importKeys, type ImportKeys } from './import-keys.js';
 
 export interface ImportProgress {
@@ -56,9 +57,102 @@ export async function listImports(
 ): Promise<ImportInfo[]> {
   const limit = Math.max(1, options.limit ?? 50);
   const offset = Math.max(0, options.offset ?? 0);
+  const ids = await redis.zrevrange(importIndexKey(prefix), offset, offset + limit - 1);
+  return readInfos(redis, prefix, ids);
+}
+
+/** One page of the imports, newest first, and the cursor of the next page when there is one. */
+export interface ImportPage {
+  imports: ImportInfo[];
+  next?: string;
+}
+
+/** The cursor after an import of the index: its score and id, opaque to callers. */
+function encodeCursor(score: string, id: string): string {
+  return Buffer.from(`${score}:${id}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { score: string; id: string } {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(\d{1,16}):([A-Za-z0-9_-]{1,64})$/.exec(text);
+  if (!match) {
+    throw new PorterError('PORTER_USAGE', 'cursor: use the value a previous page gave as next');
+  }
+  return { score: match[1]!, id: match[2]! };
+}
+
+/**
+ * Imports newest first, `limit` at a time: a page starts after the import its cursor names (or
+ * at the newest), so imports created meanwhile never shift the pages that follow.
+ */
+export async function listImportsPage(
+  redis: Redis,
+  prefix: string,
+  options: { limit?: number; cursor?: string },
+): Promise<ImportPage> {
+  const limit = Math.max(1, Math.min(1000, options.limit ?? 50));
   const index = importIndexKey(prefix);
-  const ids = await redis.zrevrange(index, offset, offset + limit - 1);
+  let flat: string[];
+  if (options.cursor === undefined || options.cursor === '') {
+    flat = await redis.zrevrange(index, 0, limit, 'WITHSCORES');
+  } else {
+    const after = decodeCursor(options.cursor);
+    const rank = await redis.zrevrank(index, after.id);
+    flat =
+      rank === null
+        ? // the import left the index (expired): continue below its creation time
+          await redis.zrevrangebyscore(
+            index,
+            `(${after.score}`,
+            '-inf',
+            'WITHSCORES',
+            'LIMIT',
+            0,
+            limit + 1,
+          )
+        : await redis.zrevrange(index, rank + 1, rank + 1 + limit, 'WITHSCORES');
+  }
+  const entries: { id: string; score: string }[] = [];
+  for (let position = 0; position + 1 < flat.length; position += 2) {
+    entries.push({ id: flat[position]!, score: flat[position + 1]! });
+  }
+  const page = entries.slice(0, limit);
+  const last = page[page.length - 1];
+  const imports = await readInfos(
+    redis,
+    prefix,
+    page.map((entry) => entry.id),
+  );
+  return entries.length > limit && last
+    ? { imports, next: encodeCursor(last.score, last.id) }
+    : { imports };
+}
+
+/** How many of the `limit` newest imports are in each state (bounded work, for metrics). */
+export async function countImportStates(
+  redis: Redis,
+  prefix: string,
+  limit = 1000,
+): Promise<Map<ImportState, number>> {
+  const ids = await redis.zrevrange(importIndexKey(prefix), 0, limit - 1);
+  const counts = new Map<ImportState, number>();
+  if (ids.length === 0) return counts;
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hget(importKeys(prefix, id).meta, 'state');
+  for (const [error, state] of (await pipeline.exec()) ?? []) {
+    if (error) throw error;
+    if (typeof state === 'string') {
+      const known = state as ImportState;
+      counts.set(known, (counts.get(known) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+/** The infos of these imports, in order; ids whose keys expired leave the index. */
+async function readInfos(redis: Redis, prefix: string, ids: string[]): Promise<ImportInfo[]> {
   if (ids.length === 0) return [];
+  const index = importIndexKey(prefix);
   const pipeline = redis.pipeline();
   for (const id of ids) {
     const keys = importKeys(prefix, id);

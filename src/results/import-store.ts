@@ -37,11 +37,14 @@ import {
   type ImportKeys,
 } from './import-keys.js';
 import {
+  countImportStates,
   listImports,
+  listImportsPage,
   pruneImportIndex,
   readImportInfo,
   readImportProgress,
   readResults,
+  type ImportPage,
   type ImportProgress,
 } from './import-reader.js';
 import {
@@ -128,6 +131,16 @@ export class ImportStore {
   /** Imports newest first; ids whose keys expired are dropped from the index on the way. */
   async list(options: { limit?: number; offset?: number } = {}): Promise<ImportInfo[]> {
     return listImports(this.redis, this.prefix, options);
+  }
+
+  /** A page of imports, newest first; `next` is the cursor of the following page, if any. */
+  async listPage(options: { limit?: number; cursor?: string } = {}): Promise<ImportPage> {
+    return listImportsPage(this.redis, this.prefix, options);
+  }
+
+  /** How many of the `limit` newest imports are in each state. */
+  async countStates(limit?: number): Promise<Map<ImportState, number>> {
+    return countImportStates(this.redis, this.prefix, limit);
   }
 
   /** Records the upload's column order, for reports. */

@@ -15,6 +15,7 @@ import {
   type SandboxOptions,
 } from '../../src/sandbox/server.js';
 import { silentLogger } from '../../src/util/logger.js';
+import type { PorterMetrics } from '../../src/metrics/metrics.js';
 import { deletePrefix, freshPrefix, testRedisUrl, waitFor } from './redis.js';
 
 export interface Pipeline {
@@ -49,6 +50,8 @@ export interface PipelineOptions {
   env?: Record<string, string>;
   /** A Redis other than the shared test Redis. */
   redisUrl?: string;
+  /** Where the context reports admin calls, records and batches. */
+  metrics?: PorterMetrics;
 }
 
 export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
@@ -62,7 +65,10 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     PORTER_RETRY_MAX_MS: '200',
     ...options.env,
   });
-  const context = await createPorterContext(env, { logger: silentLogger });
+  const context = await createPorterContext(env, {
+    logger: silentLogger,
+    metrics: options.metrics,
+  });
   const started: RunningWorkers[] = [];
   const launch = (workerOptions?: WorkerSetOptions): RunningWorkers => {
     const running = startWorkers(context, {

@@ -9,6 +9,7 @@ interface Service {
   environment?: Record<string, string>;
   volumes?: string[];
   healthcheck?: { test: string[] };
+  ports?: string[];
   depends_on?: Record<string, { condition: string }>;
 }
 
@@ -36,6 +37,20 @@ describe('docker-compose.yml', () => {
         redis: { condition: 'service_healthy' },
         sandbox: { condition: 'service_healthy' },
       });
+    }
+    // every service says whether it is alive; the API and the workers through their /healthz
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect(service.healthcheck?.test[0], name).toBe('CMD');
+    }
+    expect(api?.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:3000/healthz');
+    // each worker serves /metrics, /healthz and /readyz on its metrics port, reachable in the
+    // compose network and, one host port per replica, from the host's loopback only
+    expect(worker?.environment?.PORTER_METRICS_PORT).toBe('9464');
+    expect(worker?.environment?.PORTER_METRICS_HOST).toBe('0.0.0.0');
+    expect(worker?.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:9464/healthz');
+    expect(worker?.ports).toEqual(['127.0.0.1:9464-9465:9464']);
+    for (const service of Object.values(compose.services)) {
+      for (const port of service.ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
     }
     // no variable is required at parse time: `docker compose up redis sandbox` needs no token
     expect(await readFile('docker-compose.yml', 'utf8')).not.toMatch(/\$\{[A-Z_]+:\?/);

@@ -5,6 +5,7 @@ import { loadEnv } from '../../config/env.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { closeWithin } from '../../http/close-app.js';
 import { buildApiApp } from '../../http/build-app.js';
+import { PrometheusMetrics } from '../../metrics/prometheus.js';
 import { positiveInteger } from '../options.js';
 
 export function registerApiCommand(program: Command): void {
@@ -21,10 +22,12 @@ export function registerApiCommand(program: Command): void {
           'PORTER_API_TOKEN: set a token (at least 16 characters) that clients send as Authorization: Bearer <token>',
         );
       }
-      const context = await createPorterContext(env);
+      // the admin calls, records and batches of this process go to its /metrics
+      const context = await createPorterContext(env, { metrics: new PrometheusMetrics() });
       const app = await buildApiApp({ context, token: env.PORTER_API_TOKEN, logger: true });
       const address = await app.listen({ port: options.port, host: options.host });
       console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
+      console.log(`queues dashboard ${address}/queues, metrics ${address}/metrics`);
       onShutdown(context.logger, async () => {
         // stops accepting, lets uploads in progress finish (up to PORTER_SHUTDOWN_TIMEOUT_MS)
         await closeWithin(app, env.PORTER_SHUTDOWN_TIMEOUT_MS, context.logger);

@@ -15,6 +15,7 @@ import type { ImportInfo, ImportOptions } from '../../model/import.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { PROJECT_ROOT } from '../../util/project-root.js';
 import { assertRedisAnswers, redactUrl } from '../../util/redis.js';
+import { PrometheusMetrics } from '../../metrics/prometheus.js';
 import { positiveInteger } from '../options.js';
 import { followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
@@ -49,7 +50,8 @@ export function registerDevCommand(program: Command): void {
         ADMIN_BASE_URL: sandbox.url,
         REDIS_URL: localRedis?.url ?? env.REDIS_URL,
       };
-      const context = await createPorterContext(devEnv);
+      // API and workers share one process: the API's /metrics shows the workers' work too
+      const context = await createPorterContext(devEnv, { metrics: new PrometheusMetrics() });
       const workers = startWorkers(context, { concurrency: options.concurrency });
       const token = env.PORTER_API_TOKEN ?? randomBytes(18).toString('base64url');
       const api = await buildApiApp({ context, token });
@@ -65,6 +67,7 @@ export function registerDevCommand(program: Command): void {
       console.log(
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
       );
+      console.log(`queues    ${apiUrl}/queues  (metrics: ${apiUrl}/metrics)`);
       console.log(
         `redis     ${localRedis ? `${localRedis.url} (started for this run)` : redactUrl(env.REDIS_URL)}`,
       );

@@ -8,6 +8,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   import: async () => (await import('./import.js')).registerImportCommand,
   watch: async () => (await import('./watch.js')).registerWatchCommand,
   status: async () => (await import('./status.js')).registerStatusCommands,
+  list: async () => (await import('./list.js')).registerListCommand,
   export: async () => (await import('./export.js')).registerExportCommand,
   schedule: async () => (await import('./schedule.js')).registerScheduleCommands,
   worker: async () => (await import('./worker.js')).registerWorkerCommand,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runWorkerProcess } from '../../app/workers.js';
 import { loadEnv } from '../../config/env.js';
-import { positiveInteger } from '../options.js';
+import { portNumber, positiveInteger } from '../options.js';
 
 export function registerWorkerCommand(program: Command): void {
   program
@@ -19,12 +19,33 @@ export function registerWorkerCommand(program: Command): void {
       'cap on requests per second to the admin server across all workers (default: PORTER_MAX_RPS)',
       positiveInteger('--max-rps'),
     )
-    .action(async (options: { concurrency?: number; maxRps?: number }) => {
-      const env = loadEnv();
-      await runWorkerProcess(
-        { ...env, PORTER_MAX_RPS: options.maxRps ?? env.PORTER_MAX_RPS },
-        { concurrency: options.concurrency },
-      );
-      // the process lives until a signal; the workers keep the event loop busy
-    });
+    .option(
+      '--metrics-port <port>',
+      'serve /metrics, /healthz and /readyz on this port (default: PORTER_METRICS_PORT; none when unset)',
+      portNumber('--metrics-port'),
+    )
+    .option(
+      '--metrics-host <host>',
+      'address the metrics port listens on (default: PORTER_METRICS_HOST, 127.0.0.1)',
+    )
+    .action(
+      async (options: {
+        concurrency?: number;
+        maxRps?: number;
+        metricsPort?: number;
+        metricsHost?: string;
+      }) => {
+        const env = loadEnv();
+        const running = await runWorkerProcess(
+          { ...env, PORTER_MAX_RPS: options.maxRps ?? env.PORTER_MAX_RPS },
+          {
+            concurrency: options.concurrency,
+            metricsPort: options.metricsPort,
+            metricsHost: options.metricsHost,
+          },
+        );
+        if (running.metricsAddress) console.log(`metrics   ${running.metricsAddress}/metrics`);
+        // the process lives until a signal; the workers keep the event loop busy
+      },
+    );
 }

@@ -127,15 +127,33 @@ export async function importRoutes(
     },
   );
 
-  app.get(
+  app.get<{ Querystring: { limit?: number; cursor?: string } }>(
     '/v1/imports',
     {
       schema: {
-        summary: 'List recent imports, newest first',
+        summary: 'List recent imports, newest first, a page at a time',
+        description:
+          'When more imports follow, the `x-next-cursor` header holds the cursor of the next ' +
+          'page and the `link` header its URL (rel="next").',
+        querystring: {
+          type: 'object',
+          properties: {
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+            cursor: { type: 'string', maxLength: 200 },
+          },
+        },
         response: { 200: { type: 'array', items: importSchema } },
       },
     },
-    async () => (await context.store.list({ limit: 100 })).map(withLinks),
+    async (request, reply) => {
+      const limit = request.query.limit ?? 100;
+      const page = await context.store.listPage({ limit, cursor: request.query.cursor });
+      if (page.next) {
+        const next = `/v1/imports?limit=${limit}&cursor=${encodeURIComponent(page.next)}`;
+        void reply.header('x-next-cursor', page.next).header('link', `<${next}>; rel="next"`);
+      }
+      return page.imports.map(withLinks);
+    },
   );
 
   app.get<{ Params: { id: string } }>(

@@ -1,0 +1,85 @@
+/** `porter list`: recent imports, newest first, a page at a time. */
+import type { Command } from 'commander';
+import type { ImportInfo } from '../../model/import.js';
+import { positiveInteger } from '../options.js';
+import { withContext } from '../with-context.js';
+
+interface ListOptions {
+  limit: number;
+  cursor?: string;
+  json?: boolean;
+}
+
+const COLUMNS = [
+  'id',
+  'state',
+  'resource',
+  'mode',
+  'records',
+  'ok',
+  'failed',
+  'skipped',
+  'unproc',
+  'created',
+];
+
+/** One row of the table: what a person scanning recent imports looks for. */
+function row(info: ImportInfo): string[] {
+  const { succeeded, failed, skipped, unprocessed, planned } = info.counts;
+  const mode = `${info.options.mode}${info.options.dryRun ? ' (dry run)' : ''}`;
+  return [
+    info.id,
+    info.state,
+    info.options.resource,
+    mode,
+    `${info.done}/${info.state === 'receiving' ? '?' : info.total}`,
+    String(info.options.dryRun ? planned : succeeded),
+    String(failed),
+    String(skipped),
+    String(unprocessed),
+    info.createdAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+  ];
+}
+
+/** Rows as columns padded to their widest cell. */
+export function formatTable(rows: readonly string[][]): string {
+  const widths = rows[0]!.map((_cell, column) =>
+    Math.max(...rows.map((cells) => cells[column]!.length)),
+  );
+  return rows
+    .map((cells) =>
+      cells
+        .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+        .join('  '),
+    )
+    .join('\n');
+}
+
+export function registerListCommand(program: Command): void {
+  program
+    .command('list')
+    .description('List recent imports, newest first, with their state and counts')
+    .option('--limit <n>', 'imports per page (at most 1000)', positiveInteger('--limit'), 20)
+    .option('--cursor <cursor>', 'start after the page that gave this cursor (its "next")')
+    .option('--json', 'print {"imports": [...], "next": cursor} as JSON')
+    .action(async (options: ListOptions) => {
+      await withContext(async (context) => {
+        const page = await context.store.listPage({
+          limit: Math.min(options.limit, 1000),
+          cursor: options.cursor,
+        });
+        if (options.json) {
+          console.log(JSON.stringify(page, null, 2));
+          return;
+        }
+        if (page.imports.length === 0) {
+          console.log(options.cursor ? 'no more imports' : 'no imports yet');
+          return;
+        }
+        console.log(formatTable([COLUMNS, ...page.imports.map(row)]));
+        // ok: succeeded records (planned ones for a dry run)
+        if (page.next)
+          console.log(`\nmore: porter list --limit ${options.limit} --cursor ${page.next}`);
+      });
+    });
+}

@@ -1,0 +1,96 @@
+/**
+ * /queues: bull-board, the raw BullMQ view of the import batch and export queues, behind the API
+ * token. Scripts send `Authorization: Bearer`; a browser signs in once with the token through a
+ * form, which sets a session cookie (board-session.ts). Read-only unless configured otherwise:
+ * removing or emptying a batch job by hand would leave its import without results.
+ */
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Queue } from 'bullmq';
+import { PorterError } from '../../errors/porter-error.js';
+import { BOARD_PATH } from '../access.js';
+import { checkBearer } from '../auth.js';
+import { boardCookie, newBoardSession } from '../board-session.js';
+import { loginPage } from '../login-page.js';
+
+export interface QueueBoardOptions {
+  /** The queues shown. */
+  queues: readonly Queue[];
+  /** The API token the form takes and the session cookie stands for. */
+  token: string;
+  /** Hide the buttons that change jobs (retry, remove, clean, pause). @defaultValue true */
+  readOnly?: boolean;
+}
+
+type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
+
+/** Form fields the sign-in form sends; anything longer is not a token. */
+const FORM_BYTES = 4096;
+
+export async function queueBoardRoutes(
+  app: FastifyInstance,
+  options: QueueBoardOptions,
+): Promise<void> {
+  // every route of this plugin, the dashboard's among them, opens to the token or the cookie
+  app.addHook('onRoute', (route) => {
+    route.config = { access: 'browser', ...route.config };
+  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BYTES },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  app.post<{ Body: { token?: unknown } }>(
+    `${BOARD_PATH}/login`,
+    { config: { access: 'public' }, schema: { hide: true } },
+    async (request, reply) => {
+      const given = typeof request.body?.token === 'string' ? request.body.token.trim() : '';
+      try {
+        checkBearer(`Bearer ${given}`, options.token);
+      } catch (error) {
+        if (!(error instanceof PorterError)) throw error;
+        return reply
+          .status(401)
+          .header('cache-control', 'no-store')
+          .type('text/html; charset=utf-8')
+          .send(loginPage(`${BOARD_PATH}/login`, 'That is not the API token.'));
+      }
+      const cookie = boardCookie(newBoardSession(options.token), {
+        secure: request.protocol === 'https',
+        path: BOARD_PATH,
+      });
+      return reply
+        .status(303)
+        .header('set-cookie', cookie)
+        .header('location', `${BOARD_PATH}/`)
+        .send();
+    },
+  );
+
+  app.post(`${BOARD_PATH}/logout`, { schema: { hide: true } }, async (request, reply) => {
+    const cookie = boardCookie(undefined, {
+      secure: request.protocol === 'https',
+      path: BOARD_PATH,
+    });
+    return reply
+      .status(303)
+      .header('set-cookie', cookie)
+      .header('location', `${BOARD_PATH}/`)
+      .send();
+  });
+
+  const adapter = new FastifyAdapter();
+  adapter.setBasePath(BOARD_PATH);
+  const readOnlyMode = options.readOnly ?? true;
+  createBullBoard({
+    queues: options.queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode })),
+    // @bull-board/fastify brings its own copy of @bull-board/api's types (one patch release
+    // apart): the same shape, declared twice
+    serverAdapter: adapter as unknown as BoardServerAdapter,
+    options: { uiConfig: { boardTitle: 'porter queues' } },
+  });
+  await app.register(adapter.registerPlugin(), { prefix: BOARD_PATH });
+}
