@@ -1,6 +1,6 @@
 /**
  * The producer's HTTP API. `buildApiApp` is separate from `listen`, so tests use inject().
- * Every route but /healthz needs `Authorization: Bearer <token>`.
+ * Every route but /healthz and the console's files needs `Authorization: Bearer <token>`.
  */
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -11,9 +11,13 @@ import { PORTER_VERSION } from '../version.js';
 import { checkBearer } from './auth.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
+import { consoleRoutes } from './routes/console.js';
 import { exportRoutes } from './routes/exports.js';
+import { importRecordRoutes } from './routes/import-records.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
+import { metaRoutes } from './routes/meta.js';
+import { previewRoutes } from './routes/previews.js';
 import { scheduleRoutes } from './routes/schedules.js';
 
 export interface ApiOptions {
@@ -82,12 +86,16 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
   app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url === '/healthz') return;
+    if (request.routeOptions.url === '/healthz' || request.routeOptions.config.public) return;
     checkBearer(request.headers.authorization, options.token);
   });
   await app.register(importRoutes, { context: options.context, maxUploadBytes });
   await app.register(exportRoutes, { context: options.context });
   await app.register(importScheduleRoutes, { context: options.context });
   await app.register(scheduleRoutes, { context: options.context });
+  await app.register(importRecordRoutes, { context: options.context });
+  await app.register(previewRoutes, { context: options.context });
+  await app.register(metaRoutes, { maxUploadBytes });
+  await app.register(consoleRoutes);
   return app;
 }
