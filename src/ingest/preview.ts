@@ -155,10 +155,8 @@ export async function previewUpload(
       problem ??= { code: error.code, message: error.message };
     }
   }
-  // a record cut off by the end of a partial head is not shown as invalid
-  if (options.partial === true && records.length < limit && records.at(-1)?.valid === false) {
-    records.pop();
-  }
+  // the head ended before `limit` records: its last record may be cut short, so is not shown
+  if (options.partial === true && records.length < limit) records.pop();
   return {
     format: found.format,
     ...(found.delimiter === undefined ? {} : { delimiter: found.delimiter }),
