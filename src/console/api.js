@@ -25,7 +25,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call(path, { method = 'GET', json, form, signal } = {}) {
+async function call(path, { method = 'GET', json, form, signal, signingIn = false } = {}) {
   const headers = { authorization: `Bearer ${token() ?? ''}` };
   let body;
   if (json !== undefined) {
@@ -37,7 +37,7 @@ async function call(path, { method = 'GET', json, form, signal } = {}) {
   const response = await fetch(path, { method, headers, body, signal });
   if (response.status === 401) {
     clearToken();
-    window.dispatchEvent(new Event('porter:signed-out'));
+    if (!signingIn) window.dispatchEvent(new Event('porter:signed-out'));
     throw new ApiError(401, 'PORTER_UNAUTHORIZED', 'The token was refused; sign in again.');
   }
   if (!response.ok) {

@@ -52,7 +52,8 @@ function signInPage(message) {
         status.replaceChildren();
         setToken(input.value.trim());
         try {
-          await meta();
+          const answer = await api('/v1/meta', { signingIn: true });
+          metaPromise = Promise.resolve(answer);
           route();
         } catch (error) {
           clearToken();
@@ -65,6 +66,7 @@ function signInPage(message) {
             ),
           );
           input.focus();
+          input.select();
         }
       },
     },

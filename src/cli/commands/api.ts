@@ -25,6 +25,7 @@ export function registerApiCommand(program: Command): void {
       const app = await buildApiApp({ context, token: env.PORTER_API_TOKEN, logger: true });
       const address = await app.listen({ port: options.port, host: options.host });
       console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
+      console.log(`console at ${address}/console/ (sign in with PORTER_API_TOKEN)`);
       onShutdown(context.logger, async () => {
         // stops accepting, lets uploads in progress finish (up to PORTER_SHUTDOWN_TIMEOUT_MS)
         await closeWithin(app, env.PORTER_SHUTDOWN_TIMEOUT_MS, context.logger);

@@ -65,6 +65,7 @@ export function registerDevCommand(program: Command): void {
       console.log(
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
       );
+      console.log(`console   ${apiUrl}/console/`);
       console.log(
         `redis     ${localRedis ? `${localRedis.url} (started for this run)` : 'REDIS_URL'}`,
       );
