@@ -1,6 +1,6 @@
 /** The console's shell: sign-in, navigation and the hash routes of its pages. */
 import { api, ApiError, clearToken, setToken, token } from './api.js';
-import { field, h, notice } from './dom.js';
+import { field, fill, h, notice } from './dom.js';
 import { exportsPage } from './exports-page.js';
 import { importPage } from './import-page.js';
 import { importsPage } from './imports-page.js';
@@ -49,7 +49,7 @@ function signInPage(message) {
       class: 'card narrow',
       onsubmit: async (event) => {
         event.preventDefault();
-        status.replaceChildren();
+        fill(status);
         setToken(input.value.trim());
         try {
           const answer = await api('/v1/meta', { signingIn: true });
@@ -80,7 +80,7 @@ function signInPage(message) {
     h('button', { type: 'submit' }, 'Sign in'),
     status,
   );
-  main.replaceChildren(form);
+  fill(main, form);
   input.focus();
 }
 
@@ -111,7 +111,7 @@ async function route() {
   }
   const controller = new AbortController();
   disposeCurrent = () => controller.abort();
-  main.replaceChildren();
+  fill(main);
   if (!matched) {
     main.append(h('h1', null, 'Not found'), h('p', null, h('a', { href: '#/imports' }, 'Imports')));
     return;

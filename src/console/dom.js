@@ -43,7 +43,12 @@ export function showValue(value) {
 export function table(caption, columns, rows, options = {}) {
   return h(
     'div',
-    { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption },
+    {
+      class: options.class === 'narrow' ? 'table-wrap fit' : 'table-wrap',
+      tabindex: '0',
+      role: 'region',
+      'aria-label': caption,
+    },
     h(
       'table',
       { class: options.class },
@@ -129,4 +134,10 @@ export function poll(task, ms, signal, onError) {
   };
   signal.addEventListener('abort', () => clearTimeout(timer));
   void run();
+}
+
+/** Replaces the children of `parent` (skipping empty ones, which replaceChildren would print). */
+export function fill(parent, ...children) {
+  parent.replaceChildren();
+  return append(parent, children);
 }

@@ -1,6 +1,6 @@
 /** Exports: run one, download its files; scheduled exports: add and remove. */
 import { api, download, segment } from './api.js';
-import { field, h, notice, poll, select, showTime, table } from './dom.js';
+import { field, fill, h, notice, poll, select, showTime, table } from './dom.js';
 
 export async function exportsPage(root, { signal, meta }) {
   const runStatus = h('div');
@@ -16,7 +16,7 @@ export async function exportsPage(root, { signal, meta }) {
       class: 'inline-form',
       onsubmit: async (event) => {
         event.preventDefault();
-        runStatus.replaceChildren();
+        fill(runStatus);
         try {
           const info = await api('/v1/exports', {
             method: 'POST',
@@ -57,7 +57,7 @@ export async function exportsPage(root, { signal, meta }) {
       class: 'inline-form',
       onsubmit: async (event) => {
         event.preventDefault();
-        scheduleStatus.replaceChildren();
+        fill(scheduleStatus);
         const body = {
           name: name.value.trim(),
           cron: cron.value.trim(),
@@ -111,14 +111,15 @@ export async function exportsPage(root, { signal, meta }) {
     const text = JSON.stringify(exports);
     if (text !== lastExports) {
       lastExports = text;
-      listArea.replaceChildren(renderExports(exports));
+      fill(listArea, renderExports(exports));
     }
     return exports;
   }
 
   async function refreshSchedules() {
     const schedules = await api('/v1/schedules', { signal });
-    scheduleArea.replaceChildren(
+    fill(
+      scheduleArea,
       schedules.length === 0
         ? h('p', { class: 'muted' }, 'No schedules.')
         : table(
@@ -137,7 +138,7 @@ export async function exportsPage(root, { signal, meta }) {
                   class: 'danger',
                   'aria-label': `Remove schedule ${schedule.name}`,
                   onclick: async () => {
-                    scheduleStatus.replaceChildren();
+                    fill(scheduleStatus);
                     try {
                       await api(`/v1/schedules/${segment(schedule.name)}`, {
                         method: 'DELETE',
@@ -163,7 +164,7 @@ export async function exportsPage(root, { signal, meta }) {
     },
     2000,
     signal,
-    (error) => runStatus.replaceChildren(notice('error', error.message)),
+    (error) => fill(runStatus, notice('error', error.message)),
   );
   await refreshSchedules().catch((error) => scheduleStatus.append(notice('error', error.message)));
 }

@@ -4,7 +4,7 @@
  * the records with their field-level changes, and the button that carries it out.
  */
 import { api, download, segment } from './api.js';
-import { h, notice, poll, showTime, showValue, table } from './dom.js';
+import { fill, h, notice, poll, showTime, showValue, table } from './dom.js';
 import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view.js';
 
 const PAGE = 100;
@@ -28,7 +28,7 @@ export async function importPage(root, { signal }, importId) {
   poll(
     async () => {
       const info = await api(base, { signal });
-      status.replaceChildren();
+      fill(status);
       const text = JSON.stringify({ ...info, progress: undefined, updatedAt: undefined });
       if (text !== lastText) {
         lastText = text;
@@ -54,7 +54,7 @@ export async function importPage(root, { signal }, importId) {
     },
     1000,
     signal,
-    (error) => status.replaceChildren(notice('error', error.message)),
+    (error) => fill(status, notice('error', error.message)),
   );
 
   function renderSummary(info) {
@@ -82,7 +82,8 @@ export async function importPage(root, { signal }, importId) {
       ['Created', showTime(info.createdAt)],
       ['Finished', info.finishedAt ? showTime(info.finishedAt) : undefined],
     ].filter(([, value]) => value !== undefined && value !== '');
-    summary.replaceChildren(
+    fill(
+      summary,
       progressBar(info),
       h('p', { class: 'rate muted' }, rateText(info)),
       h(
@@ -114,17 +115,18 @@ export async function importPage(root, { signal }, importId) {
         ),
       );
     }
-    actions.replaceChildren(...buttons);
+    fill(actions, ...buttons);
   }
 
   function renderDownloads(info) {
     if (info.state === 'receiving') {
-      downloads.replaceChildren();
+      fill(downloads);
       return;
     }
     const report = (label, query, name) =>
       button(label, () => download(`${base}/results?${query}`, `${importId}-${name}`), 'secondary');
-    downloads.replaceChildren(
+    fill(
+      downloads,
       h('h2', { class: 'inline' }, 'Report'),
       report('All records (CSV)', 'format=csv', 'results.csv'),
       report('All records (JSON)', 'format=json', 'results.json'),
@@ -139,11 +141,12 @@ export async function importPage(root, { signal }, importId) {
 
   async function renderFailed(count) {
     if (count === 0) {
-      failedArea.replaceChildren();
+      fill(failedArea);
       return;
     }
     const page = await api(`${base}/records?status=failed&limit=${PAGE}`, { signal });
-    failedArea.replaceChildren(
+    fill(
+      failedArea,
       h('h2', { id: 'failed-title' }, `Failed records (${count})`),
       table(
         'Failed records',
@@ -179,7 +182,8 @@ export async function importPage(root, { signal }, importId) {
             ['completed', 'completed_with_errors'].includes(info.state)
           ? [button('Apply plan', () => act('POST', `${base}/apply`, 'Applying the plan.'))]
           : [];
-    planArea.replaceChildren(
+    fill(
+      planArea,
       h('h2', { id: 'plan-title' }, info.state === 'held' ? 'Plan awaiting approval' : 'Plan'),
       table('Records per action', ['Action', 'Records'], actionCounts, { class: 'narrow' }),
       table(
@@ -201,7 +205,7 @@ export async function importPage(root, { signal }, importId) {
   }
 
   async function act(method, path, done) {
-    actionStatus.replaceChildren();
+    fill(actionStatus);
     try {
       const info = await api(path, { method, signal });
       if (info?.id && info.id !== importId) {

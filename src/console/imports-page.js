@@ -1,6 +1,6 @@
 /** The list of imports, newest first, refreshed while any of them runs. */
 import { api } from './api.js';
-import { h, notice, poll, showTime, table } from './dom.js';
+import { fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
 
 export async function importsPage(root, { signal }) {
@@ -20,16 +20,16 @@ export async function importsPage(root, { signal }) {
   poll(
     async () => {
       const imports = await api('/v1/imports', { signal });
-      status.replaceChildren();
+      fill(status);
       const text = JSON.stringify(imports);
       if (text !== last) {
         last = text;
-        list.replaceChildren(render(imports));
+        fill(list, render(imports));
       }
     },
     1500,
     signal,
-    (error) => status.replaceChildren(notice('error', error.message)),
+    (error) => fill(status, notice('error', error.message)),
   );
 }
 

@@ -4,7 +4,7 @@
  * anything is queued. The choices become the mapping porter reads (downloadable for the CLI).
  */
 import { api, saveBlob } from './api.js';
-import { field, h, notice, select, showValue, table } from './dom.js';
+import { field, fill, h, notice, select, showValue, table } from './dom.js';
 
 const IGNORE = '';
 
@@ -206,7 +206,7 @@ export async function newImportPage(root, { signal, meta }) {
     commonFields(form);
     form.append('partial', String(state.file.size > meta.previewHeadBytes));
     form.append('file', head, state.file.name);
-    previewArea.replaceChildren(h('p', { class: 'muted' }, 'Reading the first records…'));
+    fill(previewArea, h('p', { class: 'muted' }, 'Reading the first records…'));
     try {
       const preview = await api('/v1/previews', { method: 'POST', form, signal });
       if (sequence !== state.sequence) return;
@@ -232,7 +232,7 @@ export async function newImportPage(root, { signal, meta }) {
     } catch (error) {
       if (signal.aborted || sequence !== state.sequence) return;
       state.preview = undefined;
-      previewArea.replaceChildren(notice('error', error.message));
+      fill(previewArea, notice('error', error.message));
       startButton.disabled = true;
     }
   }
@@ -267,7 +267,8 @@ export async function newImportPage(root, { signal, meta }) {
         showValue(first[column.name]),
       ];
     });
-    columnsArea.replaceChildren(
+    fill(
+      columnsArea,
       h(
         'p',
         { class: 'muted' },
@@ -288,12 +289,13 @@ export async function newImportPage(root, { signal, meta }) {
         record.valid ? 'ok' : 'invalid',
         record.valid
           ? (record.warnings ?? []).join('; ') || '—'
-          : `${record.field ? `${record.field}: ` : ''}${record.error ?? record.errorCode}`,
+          : (record.error ?? record.errorCode),
         ...shown.map((name) => showValue(record.input[name])),
       ],
     }));
     const invalid = preview.records.filter((record) => !record.valid).length;
-    previewArea.replaceChildren(
+    fill(
+      previewArea,
       preview.problem ? notice('error', preview.problem.message) : undefined,
       h(
         'p',
@@ -315,7 +317,7 @@ export async function newImportPage(root, { signal, meta }) {
 
   async function submit(event) {
     event.preventDefault();
-    submitStatus.replaceChildren();
+    fill(submitStatus);
     if (!state.file) {
       submitStatus.append(notice('error', 'Choose a file first.'));
       fileInput.focus();
@@ -337,7 +339,7 @@ export async function newImportPage(root, { signal, meta }) {
       location.hash = `#/imports/${encodeURIComponent(info.id)}`;
     } catch (error) {
       if (signal.aborted) return;
-      submitStatus.replaceChildren(notice('error', error.message));
+      fill(submitStatus, notice('error', error.message));
       startButton.disabled = false;
     }
   }

@@ -79,6 +79,7 @@ describe('console: an import', () => {
     // hostile cell content shows as text, never as markup
     await bad.getByRole('cell', { name: HOSTILE, exact: true }).first().waitFor();
     expect(await page.locator('table img').count()).toBe(0);
+    expect(await page.locator('main').innerText()).not.toMatch(/undefined|\[object /);
 
     await page.getByRole('button', { name: 'Start import' }).click();
     await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
@@ -174,6 +175,7 @@ describe('console: an import', () => {
       'create',
     );
 
+    expect(await page.locator('main').innerText()).not.toMatch(/undefined|\[object /);
     await page.getByRole('button', { name: 'Apply plan' }).click();
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(dryRunId)));
     const applyId = decodeURIComponent(page.url().split('#/imports/')[1]!);
