@@ -189,7 +189,10 @@ function renderExports(exports) {
                 {
                   type: 'button',
                   class: 'secondary small',
-                  onclick: () => download(info.links[file.name], `${info.id}-${file.name}`),
+                  onclick: (event) =>
+                    download(info.links[file.name], `${info.id}-${file.name}`).catch((error) =>
+                      event.target.after(notice('error', error.message)),
+                    ),
                 },
                 `${file.name}`,
               ),

@@ -124,7 +124,14 @@ export async function importPage(root, { signal }, importId) {
       return;
     }
     const report = (label, query, name) =>
-      button(label, () => download(`${base}/results?${query}`, `${importId}-${name}`), 'secondary');
+      button(
+        label,
+        () =>
+          download(`${base}/results?${query}`, `${importId}-${name}`).catch((error) =>
+            fill(actionStatus, notice('error', error.message)),
+          ),
+        'secondary',
+      );
     fill(
       downloads,
       h('h2', { class: 'inline' }, 'Report'),

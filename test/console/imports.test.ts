@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMapping } from '../../src/ingest/index.js';
 import { csv } from '../helpers/pipeline.js';
 import { eventually, signIn, startConsoleHarness, TOKEN, type ConsoleHarness } from './harness.js';
 
@@ -80,6 +81,18 @@ describe('console: an import', () => {
     await bad.getByRole('cell', { name: HOSTILE, exact: true }).first().waitFor();
     expect(await page.locator('table img').count()).toBe(0);
     expect(await page.locator('main').innerText()).not.toMatch(/undefined|\[object /);
+
+    // the choices, saved as a mapping file the CLI reads
+    const [mappingFile] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download mapping' }).click(),
+    ]);
+    expect(mappingFile.suggestedFilename()).toBe('mapping.json');
+    const mapping = loadMapping(
+      JSON.parse(await readFile((await mappingFile.path())!, 'utf8')) as unknown,
+      'users',
+    );
+    expect(mapping).toEqual({ columns: { Login: 'username' }, ignore: ['Notes'], defaults: {} });
 
     await page.getByRole('button', { name: 'Start import' }).click();
     await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
@@ -191,5 +204,23 @@ describe('console: an import', () => {
       ['plan.dana', 'succeeded', 'create'],
     ]);
     expect(harness.problems).toEqual([]);
+  });
+
+  it('a file dropped on the upload area is previewed like a chosen one', async () => {
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+    await page.getByRole('heading', { name: 'New import' }).waitFor();
+    const transfer = await page.evaluateHandle(`(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File(['name,description\\nDropped,from a drop\\n'], 'dropped.csv', { type: 'text/csv' }));
+      return transfer;
+    })()`);
+    await page.locator('.drop').dispatchEvent('drop', { dataTransfer: transfer });
+    await page.getByLabel('Resource').selectOption('groups');
+    const preview = page.getByRole('table', { name: 'First records of the file' });
+    await eventually(() => preview.getByRole('row').nth(1).textContent()).toContain('Dropped');
+    await eventually(() => page.getByLabel('Field for column name').inputValue()).toBe('name');
+    expect(await page.getByText('dropped.csv').first().textContent()).toContain('dropped.csv');
   });
 });
