@@ -41,9 +41,14 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
-export async function startConsoleHarness(): Promise<ConsoleHarness> {
+export async function startConsoleHarness(
+  options: { workers?: boolean } = {},
+): Promise<ConsoleHarness> {
   const outDir = await mkdtemp(join(tmpdir(), 'porter-console-'));
-  const pipeline = await startPipeline({ env: { PORTER_EXPORT_DIR: outDir } });
+  const pipeline = await startPipeline({
+    env: { PORTER_EXPORT_DIR: outDir },
+    workers: options.workers ?? true,
+  });
   let app: FastifyInstance | undefined;
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
