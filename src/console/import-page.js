@@ -97,10 +97,8 @@ export async function importPage(root, { signal }, importId) {
   function renderActions(info) {
     const buttons = [];
     const final = FINAL_STATES.has(info.state);
-    if (info.state === 'held') {
-      buttons.push(button('Approve', () => act('POST', `${base}/approve`, 'Approved.')));
-    }
-    if (!final) {
+    // a held import's Approve and Cancel stand under its plan
+    if (!final && info.state !== 'held') {
       buttons.push(button('Cancel import', () => act('DELETE', base, 'Cancelled.'), 'danger'));
     }
     if (info.state === 'paused')

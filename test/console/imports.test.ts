@@ -139,6 +139,18 @@ describe('console: an import', () => {
     expect(harness.problems).toEqual([]);
     const results = await harness.pipeline.results(importId);
     expect(results.map((result) => result.status)).toEqual(['succeeded', 'failed', 'succeeded']);
+
+    // retry the failed row from the import's page: a new import that names the first
+    await firstRow.getByRole('link', { name: importId }).click();
+    await page.getByRole('button', { name: 'Retry 1 failed' }).click();
+    await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(importId)));
+    await page.getByRole('link', { name: importId }).waitFor();
+    await page
+      .locator('.summary')
+      .getByText('completed with errors', { exact: true })
+      .waitFor({ timeout: 60_000 });
+    const retryId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+    expect((await harness.pipeline.context.store.get(retryId))?.retryOf).toBe(importId);
   });
 
   it('a dry run shows its plan with field changes and is applied from the page', async () => {

@@ -183,6 +183,8 @@ describe('GET /v1/imports/:id/records', () => {
       resource: 'users',
       mode: 'create',
     });
+    const state = await fetch(`${baseUrl}/v1/imports/${info.id}`, { headers: auth });
+    expect(await state.json()).toMatchObject({ state: 'completed_with_errors', settled: true });
     const base = `${baseUrl}/v1/imports/${info.id}/records`;
     const first = (await (
       await fetch(`${base}?status=failed&limit=2`, { headers: auth })
