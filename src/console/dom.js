@@ -129,6 +129,8 @@ export function poll(task, ms, signal, onError) {
     } catch (error) {
       if (signal.aborted) return;
       onError?.(error);
+      // gone, or signed out: asking again would not help
+      if (error?.status === 404 || error?.status === 401) return;
     }
     if (!signal.aborted) timer = setTimeout(run, ms);
   };

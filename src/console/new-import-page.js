@@ -306,7 +306,8 @@ export async function newImportPage(root, { signal, meta }) {
         class: 'preview',
       }),
     );
-    startButton.disabled = false;
+    // a problem (a column without a field, two columns for one field) would stop the import
+    startButton.disabled = Boolean(preview.problem);
   }
 
   function downloadMapping() {

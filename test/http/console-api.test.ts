@@ -159,6 +159,23 @@ describe('POST /v1/previews', () => {
     expect((whole.json.records as unknown[]).length).toBe(2);
   });
 
+  it('takes the columns of NDJSON from its first record', async () => {
+    const lines = [
+      JSON.stringify({ username: 'nd.one', Team: 'x', enabled: true }),
+      JSON.stringify({ username: 'nd.two', Team: 'y' }),
+    ].join('\n');
+    const { json } = await preview(
+      previewForm(new Blob([lines]), { resource: 'users', mode: 'create' }, 'people.ndjson'),
+    );
+    expect(json.format).toBe('ndjson');
+    expect((json.columns as { name: string }[]).map((column) => column.name)).toEqual([
+      'username',
+      'Team',
+      'enabled',
+    ]);
+    expect(json.problem).toMatchObject({ code: 'PORTER_INPUT_UNKNOWN_COLUMN' });
+  });
+
   it('refuses bad options and a mapping to an unknown field', async () => {
     const badMode = await preview(previewForm(file, { resource: 'users', mode: 'merge' }));
     expect(badMode.status).toBe(400);
