@@ -10,7 +10,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
 import { createPorterContext, type PorterContext } from '../src/app/context.js';
 import { startImport } from '../src/app/imports.js';
@@ -20,9 +19,10 @@ import { buildApiApp } from '../src/http/build-app.js';
 import type { ImportInfo, ImportOptions } from '../src/model/import.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { silentLogger } from '../src/util/logger.js';
+import { PROJECT_ROOT } from '../src/util/project-root.js';
 import { deleteKeysWithPrefix } from '../src/util/redis.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ROOT = PROJECT_ROOT;
 const IMAGES = join(ROOT, 'docs/images');
 const TOKEN = `screenshots-${randomUUID()}`;
 const CHROMIUM_ARGS = [

@@ -4,10 +4,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { PorterError } from '../../errors/porter-error.js';
+import { PROJECT_ROOT } from '../../util/project-root.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,8 +16,8 @@ declare module 'fastify' {
   }
 }
 
-/** Where the console's files are, beside this source tree (found from tsx and in the image). */
-export const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
+/** Where the console's files are: in the sources, whether porter runs from them or its bundle. */
+export const CONSOLE_DIR = join(PROJECT_ROOT, 'src', 'console');
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
