@@ -9,7 +9,8 @@ import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view
 
 const PAGE = 100;
 
-export async function importPage(root, { signal }, importId) {
+export async function importPage(root, { signal, meta }, importId) {
+  const recordActions = meta.recordActions ?? ['create', 'update', 'delete', 'unchanged'];
   const base = `/v1/imports/${segment(importId)}`;
   const heading = h('h1', null, `Import ${importId}`);
   const summary = h('div', { class: 'summary' });
@@ -67,6 +68,7 @@ export async function importPage(root, { signal }, importId) {
       ['Mode', `${options.mode}${options.dryRun ? ' (dry run)' : ''}`],
       ['Records', countsText(info)],
       ['Lookup', info.lookup ? `${info.lookup.mode} (${info.lookup.why})` : undefined],
+      ['Sync', info.sync ? syncText(info) : undefined],
       [
         'Retry of',
         info.retryOf
@@ -172,7 +174,7 @@ export async function importPage(root, { signal }, importId) {
 
   async function renderPlan(info) {
     const page = await api(`${base}/records?status=planned&limit=${PAGE}`, { signal });
-    const actionCounts = ['create', 'update', 'delete', 'unchanged'].map((action) => [
+    const actionCounts = recordActions.map((action) => [
       action,
       String(info.actions?.[action] ?? 0),
     ]);
@@ -195,7 +197,7 @@ export async function importPage(root, { signal }, importId) {
         'Planned records and their changes',
         ['Row', 'Key', 'Action', 'Changes'],
         page.records.map((record) => [
-          String(record.row),
+          record.serverOnly ? 'server only' : String(record.row),
           record.key ?? '—',
           h('span', { class: `badge action-${record.action}` }, record.action ?? '—'),
           changesList(record),
@@ -250,6 +252,7 @@ function named(value, names) {
 function changesList(record) {
   if (record.action === 'create') return 'new record';
   if (record.action === 'delete') return 'removed';
+  if (record.action === 'lock' && !record.changes?.length) return 'locked';
   if (!record.changes || record.changes.length === 0) return '—';
   return h(
     'ul',
@@ -265,5 +268,16 @@ function changesList(record) {
         h('ins', null, named(change.to, change.names)),
       ),
     ),
+  );
+}
+
+/** "2 of 3 in scope missing: 2 locks, 0 deletes, 0 spared; threshold 0 (held)". */
+function syncText(info) {
+  const sync = info.sync;
+  const missing = info.options?.sync?.missing;
+  return (
+    `${sync.missing} of ${sync.inScope} server records in scope are not in the file` +
+    `${missing ? ` (${missing})` : ''}: ${sync.locks} locks, ${sync.deletes} deletes, ` +
+    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}`
   );
 }

@@ -64,6 +64,45 @@ export async function newImportPage(root, { signal, meta }) {
   const allowAdmin = h('input', { type: 'checkbox', id: 'allowAdmin' });
   const allowLookalike = h('input', { type: 'checkbox', id: 'allowLookalike' });
 
+  // sync only: what happens to the server's records the file leaves out
+  const missing = select('missing', [['', 'resource default'], ...(meta.missingActions ?? [])], '');
+  const maxDeletes = h('input', {
+    type: 'text',
+    id: 'maxDeletes',
+    placeholder: 'e.g. 10 or 2%',
+    size: 10,
+  });
+  const scopeGroup = h('input', { type: 'text', id: 'scopeGroup' });
+  const scopeMatch = h('input', {
+    type: 'text',
+    id: 'scopeMatch',
+    placeholder: 'e.g. *@example.com',
+  });
+  const protect = h('textarea', { id: 'protect', rows: 3, cols: 30 });
+  const syncOptions = h(
+    'fieldset',
+    { hidden: true },
+    h('legend', null, 'Sync'),
+    h(
+      'p',
+      { class: 'muted' },
+      'A sync upserts the file and handles the server records it leaves out. Past the deletion threshold nothing is written: the sync is held for approval.',
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field('Records the file leaves out', missing),
+      field('Most locks and deletes without approval', maxDeletes),
+      field('Only members of group', scopeGroup),
+      field('Only keys matching', scopeMatch),
+    ),
+    field('Protected keys (one per line)', protect, 'A sync never touches these records.'),
+  );
+  const showSync = () => {
+    syncOptions.hidden = mode.value !== 'sync';
+  };
+  mode.addEventListener('change', showSync);
+
   const columnsArea = h('div');
   const previewArea = h('div', { 'aria-live': 'polite' });
   const submitStatus = h('div');
@@ -139,6 +178,7 @@ export async function newImportPage(root, { signal, meta }) {
         field('Stop after failures', maxFailures),
       ),
     ),
+    syncOptions,
     h(
       'section',
       { 'aria-labelledby': 'columns-title' },
@@ -332,6 +372,13 @@ export async function newImportPage(root, { signal, meta }) {
     form.append('allowLookalike', String(allowLookalike.checked));
     if (lookup.value) form.append('lookup', lookup.value);
     if (maxFailures.value.trim()) form.append('maxFailures', maxFailures.value.trim());
+    if (mode.value === 'sync') {
+      if (missing.value) form.append('missing', missing.value);
+      if (maxDeletes.value.trim()) form.append('maxDeletes', maxDeletes.value.trim());
+      if (scopeGroup.value.trim()) form.append('scopeGroup', scopeGroup.value.trim());
+      if (scopeMatch.value.trim()) form.append('scopeMatch', scopeMatch.value.trim());
+      if (protect.value.trim()) form.append('protect', protect.value);
+    }
     form.append('file', state.file, state.file.name);
     startButton.disabled = true;
     submitStatus.append(notice('info', 'Uploading…'));
