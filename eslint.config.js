@@ -15,4 +15,27 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // the web console: plain ES modules run by the browser as they are
+    files: ['src/console/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'AbortController',
+          'Blob',
+          'Event',
+          'FormData',
+          'Node',
+          'URL',
+          'clearTimeout',
+          'document',
+          'fetch',
+          'location',
+          'sessionStorage',
+          'setTimeout',
+          'window',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

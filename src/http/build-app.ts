@@ -2,7 +2,8 @@
  * The producer's HTTP API. `buildApiApp` is separate from `listen`, so tests use inject().
  * Every route needs `Authorization: Bearer <token>` unless its config says otherwise (access.ts):
  * /healthz and /readyz need none, /metrics as PORTER_METRICS_AUTH says, /queues takes a browser
- * session cookie too.
+ * session cookie too. The console's
+ * own files are public too.
  */
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -13,9 +14,13 @@ import { PORTER_VERSION } from '../version.js';
 import { checkAccess } from './access.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
+import { consoleRoutes } from './routes/console.js';
 import { exportRoutes } from './routes/exports.js';
+import { importRecordRoutes } from './routes/import-records.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
+import { metaRoutes } from './routes/meta.js';
+import { previewRoutes } from './routes/previews.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { opsRoutes } from './routes/ops.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
@@ -90,5 +95,9 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(exportRoutes, { context: options.context });
   await app.register(importScheduleRoutes, { context: options.context });
   await app.register(scheduleRoutes, { context: options.context });
+  await app.register(importRecordRoutes, { context: options.context });
+  await app.register(previewRoutes, { context: options.context });
+  await app.register(metaRoutes, { maxUploadBytes });
+  await app.register(consoleRoutes);
   return app;
 }

@@ -28,6 +28,7 @@ export function registerApiCommand(program: Command): void {
       const address = await app.listen({ port: options.port, host: options.host });
       console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
       console.log(`queues dashboard ${address}/queues, metrics ${address}/metrics`);
+      console.log(`console at ${address}/console/ (sign in with PORTER_API_TOKEN)`);
       onShutdown(context.logger, async () => {
         // stops accepting, lets uploads in progress finish (up to PORTER_SHUTDOWN_TIMEOUT_MS)
         await closeWithin(app, env.PORTER_SHUTDOWN_TIMEOUT_MS, context.logger);

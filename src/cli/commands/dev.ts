@@ -67,6 +67,7 @@ export function registerDevCommand(program: Command): void {
       console.log(
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
       );
+      console.log(`console   ${apiUrl}/console/`);
       console.log(`queues    ${apiUrl}/queues  (metrics: ${apiUrl}/metrics)`);
       console.log(
         `redis     ${localRedis ? `${localRedis.url} (started for this run)` : redactUrl(env.REDIS_URL)}`,

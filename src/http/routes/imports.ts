@@ -51,6 +51,10 @@ const importSchema = {
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
     finishedAt: { type: 'string' },
+    settled: {
+      type: 'boolean',
+      description: 'final, and every record has its result: the report is complete',
+    },
     columns: { type: 'array', items: { type: 'string' } },
     links: { type: 'object', additionalProperties: { type: 'string' } },
     progress: {

@@ -1,0 +1,283 @@
+/**
+ * One import: live state, counts and progress; its failed records; report downloads; cancel,
+ * resume, retry. A dry run (or a sync held for approval) shows its plan: counts per action,
+ * the records with their field-level changes, and the button that carries it out.
+ */
+import { api, download, segment } from './api.js';
+import { fill, h, notice, poll, showTime, showValue, table } from './dom.js';
+import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view.js';
+
+const PAGE = 100;
+
+export async function importPage(root, { signal, meta }, importId) {
+  const recordActions = meta.recordActions ?? ['create', 'update', 'delete', 'unchanged'];
+  const base = `/v1/imports/${segment(importId)}`;
+  const heading = h('h1', null, `Import ${importId}`);
+  const summary = h('div', { class: 'summary' });
+  const actions = h('div', { class: 'actions' });
+  const actionStatus = h('div');
+  const downloads = h('div', { class: 'actions' });
+  const failedArea = h('section', { 'aria-labelledby': 'failed-title' });
+  const planArea = h('section', { 'aria-labelledby': 'plan-title' });
+  const status = h('div');
+  root.append(heading, status, summary, actions, actionStatus, planArea, failedArea, downloads);
+
+  let lastText = '';
+  let failedShownFor = -1;
+  let planShownFor = '';
+
+  poll(
+    async () => {
+      const info = await api(base, { signal });
+      fill(status);
+      const text = JSON.stringify({ ...info, progress: undefined, updatedAt: undefined });
+      if (text !== lastText) {
+        lastText = text;
+        renderSummary(info);
+        renderActions(info);
+        renderDownloads(info);
+      } else {
+        summary.querySelector('.rate')?.replaceChildren(rateText(info));
+      }
+      const failed = info.counts?.failed ?? 0;
+      if (failed !== failedShownFor && (failed > 0 || failedShownFor > 0)) {
+        failedShownFor = failed;
+        await renderFailed(failed);
+      }
+      const isPlan = info.options?.dryRun === true || info.state === 'held';
+      const planKey = `${info.state}:${info.done}`;
+      if (isPlan && planKey !== planShownFor && (info.settled || info.state === 'held')) {
+        planShownFor = planKey;
+        await renderPlan(info);
+      }
+      // a final import stops polling once every record has its result
+      return !(FINAL_STATES.has(info.state) && info.settled);
+    },
+    1000,
+    signal,
+    (error) => fill(status, notice('error', error.message)),
+  );
+
+  function renderSummary(info) {
+    const options = info.options ?? {};
+    const facts = [
+      ['State', stateBadge(info.state)],
+      ['Reason', info.reason],
+      ['Source', info.source],
+      ['Resource', options.resource],
+      ['Mode', `${options.mode}${options.dryRun ? ' (dry run)' : ''}`],
+      ['Records', countsText(info)],
+      ['Lookup', info.lookup ? `${info.lookup.mode} (${info.lookup.why})` : undefined],
+      ['Sync', info.sync ? syncText(info) : undefined],
+      [
+        'Retry of',
+        info.retryOf
+          ? h('a', { href: `#/imports/${segment(info.retryOf)}` }, info.retryOf)
+          : undefined,
+      ],
+      [
+        'Applies',
+        info.applyOf
+          ? h('a', { href: `#/imports/${segment(info.applyOf)}` }, info.applyOf)
+          : undefined,
+      ],
+      ['Created', showTime(info.createdAt)],
+      ['Finished', info.finishedAt ? showTime(info.finishedAt) : undefined],
+    ].filter(([, value]) => value !== undefined && value !== '');
+    fill(
+      summary,
+      progressBar(info),
+      h('p', { class: 'rate muted' }, rateText(info)),
+      h(
+        'dl',
+        { class: 'facts' },
+        facts.map(([name, value]) => [h('dt', null, name), h('dd', null, value)]),
+      ),
+    );
+  }
+
+  function renderActions(info) {
+    const buttons = [];
+    const final = FINAL_STATES.has(info.state);
+    // a held import's Approve and Cancel stand under its plan
+    if (!final && info.state !== 'held') {
+      buttons.push(button('Cancel import', () => act('DELETE', base, 'Cancelled.'), 'danger'));
+    }
+    if (info.state === 'paused')
+      buttons.push(button('Resume', () => act('POST', `${base}/resume`, 'Resumed.')));
+    const failed = (info.counts?.failed ?? 0) + (info.counts?.unprocessed ?? 0);
+    if (final && info.settled && failed > 0 && !info.options?.dryRun) {
+      buttons.push(
+        button(
+          `Retry ${failed} failed`,
+          () => act('POST', `${base}/retry`, 'Retry started.'),
+          'secondary',
+        ),
+      );
+    }
+    fill(actions, ...buttons);
+  }
+
+  function renderDownloads(info) {
+    if (info.state === 'receiving') {
+      fill(downloads);
+      return;
+    }
+    const report = (label, query, name) =>
+      button(
+        label,
+        () =>
+          download(`${base}/results?${query}`, `${importId}-${name}`).catch((error) =>
+            fill(actionStatus, notice('error', error.message)),
+          ),
+        'secondary',
+      );
+    fill(
+      downloads,
+      h('h2', { class: 'inline' }, 'Report'),
+      report('All records (CSV)', 'format=csv', 'results.csv'),
+      report('All records (JSON)', 'format=json', 'results.json'),
+      report('Failed and unprocessed (CSV)', 'format=csv&status=failed,unprocessed', 'failed.csv'),
+      report(
+        'Failed and unprocessed (JSON)',
+        'format=json&status=failed,unprocessed',
+        'failed.json',
+      ),
+    );
+  }
+
+  async function renderFailed(count) {
+    if (count === 0) {
+      fill(failedArea);
+      return;
+    }
+    const page = await api(`${base}/records?status=failed&limit=${PAGE}`, { signal });
+    fill(
+      failedArea,
+      h('h2', { id: 'failed-title' }, `Failed records (${count})`),
+      table(
+        'Failed records',
+        ['Row', 'Key', 'Field', 'Error'],
+        page.records.map((record) => [
+          String(record.sourceRow ?? record.row),
+          record.key ?? '—',
+          record.field ?? '—',
+          h('span', null, h('code', null, record.errorCode ?? ''), ' ', record.error ?? ''),
+        ]),
+        { class: 'failed' },
+      ),
+      page.more
+        ? h('p', { class: 'muted' }, `The first ${PAGE} are shown; download the report for all.`)
+        : undefined,
+    );
+  }
+
+  async function renderPlan(info) {
+    const page = await api(`${base}/records?status=planned&limit=${PAGE}`, { signal });
+    const actionCounts = recordActions.map((action) => [
+      action,
+      String(info.actions?.[action] ?? 0),
+    ]);
+    const apply =
+      info.state === 'held'
+        ? [
+            button('Approve', () => act('POST', `${base}/approve`, 'Approved.')),
+            button('Cancel', () => act('DELETE', base, 'Cancelled.'), 'danger'),
+          ]
+        : info.options?.dryRun &&
+            info.settled &&
+            ['completed', 'completed_with_errors'].includes(info.state)
+          ? [button('Apply plan', () => act('POST', `${base}/apply`, 'Applying the plan.'))]
+          : [];
+    fill(
+      planArea,
+      h('h2', { id: 'plan-title' }, info.state === 'held' ? 'Plan awaiting approval' : 'Plan'),
+      table('Records per action', ['Action', 'Records'], actionCounts, { class: 'narrow' }),
+      table(
+        'Planned records and their changes',
+        ['Row', 'Key', 'Action', 'Changes'],
+        page.records.map((record) => [
+          record.serverOnly ? 'server only' : String(record.row),
+          record.key ?? '—',
+          h('span', { class: `badge action-${record.action}` }, record.action ?? '—'),
+          changesList(record),
+        ]),
+        { class: 'plan' },
+      ),
+      page.more
+        ? h('p', { class: 'muted' }, `The first ${PAGE} are shown; download the report for all.`)
+        : undefined,
+      h('div', { class: 'actions' }, ...apply),
+    );
+  }
+
+  async function act(method, path, done) {
+    fill(actionStatus);
+    try {
+      const info = await api(path, { method, signal });
+      if (info?.id && info.id !== importId) {
+        location.hash = `#/imports/${segment(info.id)}`;
+        return;
+      }
+      actionStatus.append(notice('info', done));
+      lastText = '';
+    } catch (error) {
+      if (!signal.aborted) actionStatus.append(notice('error', error.message));
+    }
+  }
+}
+
+function button(text, onclick, kind) {
+  return h('button', { type: 'button', class: kind, onclick }, text);
+}
+
+function rateText(info) {
+  const progress = info.progress ?? {};
+  if (FINAL_STATES.has(info.state) || !progress.ratePerSecond) return '';
+  const eta =
+    progress.etaSeconds !== undefined ? `, about ${Math.ceil(progress.etaSeconds)} s left` : '';
+  return `${progress.ratePerSecond} records/s${eta}`;
+}
+
+function named(value, names) {
+  if (!names) return showValue(value);
+  const list = Array.isArray(value) ? value : [value];
+  return (
+    list
+      .map((item) => (names[String(item)] ? `${names[String(item)]} (${item})` : showValue(item)))
+      .join(', ') || '[]'
+  );
+}
+
+function changesList(record) {
+  if (record.action === 'create') return 'new record';
+  if (record.action === 'delete') return 'removed';
+  if (record.action === 'lock' && !record.changes?.length) return 'locked';
+  if (!record.changes || record.changes.length === 0) return '—';
+  return h(
+    'ul',
+    { class: 'changes' },
+    record.changes.map((change) =>
+      h(
+        'li',
+        null,
+        h('strong', null, change.field),
+        ': ',
+        h('del', null, named(change.from, change.names)),
+        ' → ',
+        h('ins', null, named(change.to, change.names)),
+      ),
+    ),
+  );
+}
+
+/** "2 of 3 in scope missing: 2 locks, 0 deletes, 0 spared; threshold 0 (held)". */
+function syncText(info) {
+  const sync = info.sync;
+  const missing = info.options?.sync?.missing;
+  return (
+    `${sync.missing} of ${sync.inScope} server records in scope are not in the file` +
+    `${missing ? ` (${missing})` : ''}: ${sync.locks} locks, ${sync.deletes} deletes, ` +
+    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}`
+  );
+}

@@ -1,0 +1,54 @@
+/** The list of imports, newest first, refreshed while any of them runs. */
+import { api } from './api.js';
+import { fill, h, notice, poll, showTime, table } from './dom.js';
+import { countsText, progressBar, stateBadge } from './import-view.js';
+
+export async function importsPage(root, { signal }) {
+  const list = h('div', { 'aria-live': 'off' });
+  const status = h('div');
+  root.append(
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', null, 'Imports'),
+      h('a', { class: 'button', href: '#/imports/new' }, 'New import'),
+    ),
+    status,
+    list,
+  );
+  let last = '';
+  poll(
+    async () => {
+      const imports = await api('/v1/imports', { signal });
+      fill(status);
+      const text = JSON.stringify(imports);
+      if (text !== last) {
+        last = text;
+        fill(list, render(imports));
+      }
+    },
+    1500,
+    signal,
+    (error) => fill(status, notice('error', error.message)),
+  );
+}
+
+function render(imports) {
+  if (imports.length === 0) {
+    return h('p', null, 'No imports yet. ', h('a', { href: '#/imports/new' }, 'Start one.'));
+  }
+  return table(
+    'Imports, newest first',
+    ['Import', 'Source', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
+    imports.map((info) => [
+      h('a', { href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
+      info.source ?? '—',
+      `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}`,
+      stateBadge(info.state),
+      progressBar(info),
+      countsText(info),
+      showTime(info.createdAt),
+    ]),
+    { class: 'imports' },
+  );
+}

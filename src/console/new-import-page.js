@@ -1,0 +1,407 @@
+/**
+ * A new import: file, resource, mode and options; then the file's columns with a field picker
+ * each (prefilled by porter's own matching) and a preview of its first records, before
+ * anything is queued. The choices become the mapping porter reads (downloadable for the CLI).
+ */
+import { api, saveBlob } from './api.js';
+import { field, fill, h, notice, select, showValue, table } from './dom.js';
+
+const IGNORE = '';
+
+export async function newImportPage(root, { signal, meta }) {
+  const state = {
+    file: undefined,
+    /** Columns of the last preview, and the choice made for each (field name, or IGNORE). */
+    columns: [],
+    choices: new Map(),
+    preview: undefined,
+    sequence: 0,
+  };
+
+  const fileInput = h('input', {
+    type: 'file',
+    id: 'file',
+    name: 'file',
+    accept: '.csv,.tsv,.txt,.json,.ndjson,.jsonl,text/csv,application/json',
+  });
+  const fileName = h('span', { class: 'file-name', 'aria-live': 'polite' }, 'No file chosen');
+  const resource = select('resource', Object.keys(meta.resources), 'users');
+  const mode = select('mode', meta.modes, meta.modes.includes('upsert') ? 'upsert' : meta.modes[0]);
+  const dryRun = h('input', { type: 'checkbox', id: 'dryRun', name: 'dryRun' });
+  const lookup = select('lookup', [['', 'server default'], ...meta.lookups], '');
+  const delimiter = select(
+    'delimiter',
+    [
+      ['', 'detect'],
+      ...meta.delimiters.map((value) => [
+        value === '\t' ? 'tab' : value,
+        value === '\t' ? 'tab' : value,
+      ]),
+    ],
+    '',
+  );
+  const listSeparator = h('input', {
+    type: 'text',
+    id: 'listSeparator',
+    value: meta.listSeparator,
+    size: 3,
+    maxlength: 3,
+  });
+  const batchSize = h('input', {
+    type: 'number',
+    id: 'batchSize',
+    value: '100',
+    min: '1',
+    max: '10000',
+  });
+  const maxFailures = h('input', {
+    type: 'text',
+    id: 'maxFailures',
+    placeholder: 'e.g. 50 or 5%',
+    size: 10,
+  });
+  const emptyAsClear = h('input', { type: 'checkbox', id: 'emptyAsClear' });
+  const allowAdmin = h('input', { type: 'checkbox', id: 'allowAdmin' });
+  const allowLookalike = h('input', { type: 'checkbox', id: 'allowLookalike' });
+
+  // sync only: what happens to the server's records the file leaves out
+  const missing = select('missing', [['', 'resource default'], ...(meta.missingActions ?? [])], '');
+  const maxDeletes = h('input', {
+    type: 'text',
+    id: 'maxDeletes',
+    placeholder: 'e.g. 10 or 2%',
+    size: 10,
+  });
+  const scopeGroup = h('input', { type: 'text', id: 'scopeGroup' });
+  const scopeMatch = h('input', {
+    type: 'text',
+    id: 'scopeMatch',
+    placeholder: 'e.g. *@example.com',
+  });
+  const protect = h('textarea', { id: 'protect', rows: 3, cols: 30 });
+  const syncOptions = h(
+    'fieldset',
+    { hidden: true },
+    h('legend', null, 'Sync'),
+    h(
+      'p',
+      { class: 'muted' },
+      'A sync upserts the file and handles the server records it leaves out. Past the deletion threshold nothing is written: the sync is held for approval.',
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field('Records the file leaves out', missing),
+      field('Most locks and deletes without approval', maxDeletes),
+      field('Only members of group', scopeGroup),
+      field('Only keys matching', scopeMatch),
+    ),
+    field('Protected keys (one per line)', protect, 'A sync never touches these records.'),
+  );
+  const showSync = () => {
+    syncOptions.hidden = mode.value !== 'sync';
+  };
+  mode.addEventListener('change', showSync);
+
+  const columnsArea = h('div');
+  const previewArea = h('div', { 'aria-live': 'polite' });
+  const submitStatus = h('div');
+  const startButton = h('button', { type: 'submit', disabled: true }, 'Start import');
+  const mappingButton = h(
+    'button',
+    { type: 'button', class: 'secondary', disabled: true, onclick: () => downloadMapping() },
+    'Download mapping',
+  );
+
+  const drop = h(
+    'div',
+    { class: 'drop' },
+    field('File (CSV, JSON or NDJSON)', fileInput, 'Choose a file, or drop one here.'),
+    fileName,
+  );
+  drop.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    drop.classList.add('over');
+  });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (event) => {
+    event.preventDefault();
+    drop.classList.remove('over');
+    const file = event.dataTransfer?.files?.[0];
+    if (file) chooseFile(file);
+  });
+  fileInput.addEventListener('change', () => {
+    if (fileInput.files?.[0]) chooseFile(fileInput.files[0]);
+  });
+  resource.addEventListener('change', () => {
+    state.choices.clear();
+    state.columns = [];
+    void refresh();
+  });
+  for (const control of [mode, delimiter, listSeparator, emptyAsClear]) {
+    control.addEventListener('change', () => void refresh());
+  }
+  dryRun.addEventListener('change', () => {
+    startButton.textContent = dryRun.checked ? 'Start dry run' : 'Start import';
+  });
+
+  const form = h(
+    'form',
+    { class: 'new-import', onsubmit: (event) => void submit(event) },
+    h('h1', null, 'New import'),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Upload'),
+      drop,
+      h('div', { class: 'row' }, field('Resource', resource), field('Mode', mode)),
+    ),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Options'),
+      h(
+        'div',
+        { class: 'row' },
+        field('Dry run (plan only, nothing written)', dryRun),
+        field('Empty cells clear fields', emptyAsClear),
+        field('Allow administrators', allowAdmin),
+        field('Allow look-alike keys', allowLookalike),
+      ),
+      h(
+        'div',
+        { class: 'row' },
+        field('Lookup', lookup),
+        field('Delimiter', delimiter),
+        field('List separator', listSeparator),
+        field('Batch size', batchSize),
+        field('Stop after failures', maxFailures),
+      ),
+    ),
+    syncOptions,
+    h(
+      'section',
+      { 'aria-labelledby': 'columns-title' },
+      h('h2', { id: 'columns-title' }, 'Columns'),
+      columnsArea,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'preview-title' },
+      h('h2', { id: 'preview-title' }, 'Preview'),
+      previewArea,
+    ),
+    h('div', { class: 'actions' }, startButton, mappingButton),
+    submitStatus,
+  );
+  columnsArea.append(h('p', { class: 'muted' }, 'Choose a file to see its columns.'));
+  root.append(form);
+
+  function chooseFile(file) {
+    state.file = file;
+    state.columns = [];
+    state.choices.clear();
+    fileName.textContent = `${file.name} (${formatBytes(file.size)})`;
+    void refresh();
+  }
+
+  function currentMapping() {
+    const mapping = { columns: {}, ignore: [] };
+    const ignored = new Set();
+    for (const column of state.columns) {
+      const choice = state.choices.get(column.name);
+      if (choice === undefined) continue;
+      const key = column.name.trim().toLowerCase();
+      if (choice === IGNORE) {
+        if (key !== '' && !ignored.has(key)) {
+          ignored.add(key);
+          mapping.ignore.push(column.name);
+        }
+      } else if (choice.toLowerCase() !== key) {
+        mapping.columns[column.name] = choice;
+      }
+    }
+    return mapping;
+  }
+
+  function hasMapping(mapping) {
+    return Object.keys(mapping.columns).length > 0 || mapping.ignore.length > 0;
+  }
+
+  function commonFields(form) {
+    form.append('resource', resource.value);
+    form.append('mode', mode.value);
+    if (delimiter.value) form.append('delimiter', delimiter.value);
+    if (listSeparator.value) form.append('listSeparator', listSeparator.value);
+    form.append('emptyAsClear', String(emptyAsClear.checked));
+    const mapping = currentMapping();
+    if (hasMapping(mapping)) form.append('mapping', JSON.stringify(mapping));
+  }
+
+  async function refresh() {
+    if (!state.file) return;
+    const sequence = ++state.sequence;
+    const head = state.file.slice(0, meta.previewHeadBytes);
+    const form = new FormData();
+    commonFields(form);
+    form.append('partial', String(state.file.size > meta.previewHeadBytes));
+    form.append('file', head, state.file.name);
+    fill(previewArea, h('p', { class: 'muted' }, 'Reading the first records…'));
+    try {
+      const preview = await api('/v1/previews', { method: 'POST', form, signal });
+      if (sequence !== state.sequence) return;
+      // a first look: every column gets porter's own match, or is ignored when nothing matches
+      let again = false;
+      for (const column of preview.columns) {
+        if (!state.choices.has(column.name)) {
+          state.choices.set(
+            column.name,
+            column.suggested && column.suggested !== 'ignore' ? column.suggested : IGNORE,
+          );
+          if (column.target === 'unknown') again = true;
+        }
+      }
+      state.columns = preview.columns;
+      state.preview = preview;
+      if (again) {
+        void refresh();
+        return;
+      }
+      renderColumns();
+      renderPreview();
+    } catch (error) {
+      if (signal.aborted || sequence !== state.sequence) return;
+      state.preview = undefined;
+      fill(previewArea, notice('error', error.message));
+      startButton.disabled = true;
+    }
+  }
+
+  function renderColumns() {
+    const preview = state.preview;
+    const first = preview.records[0]?.input ?? {};
+    const fieldOptions = [
+      [IGNORE, '(ignore)'],
+      ...preview.fields.map((item) => [item.name, fieldLabel(item)]),
+    ];
+    const rows = preview.columns.map((column, index) => {
+      const picker = select(
+        `column-${index}`,
+        fieldOptions,
+        state.choices.get(column.name) ?? IGNORE,
+      );
+      picker.setAttribute('aria-label', `Field for column ${column.name}`);
+      picker.addEventListener('change', () => {
+        state.choices.set(column.name, picker.value);
+        void refresh();
+      });
+      const note =
+        column.suggested === null
+          ? h('span', { class: 'hint' }, 'no field of this name')
+          : column.suggested !== 'ignore' && picker.value !== column.suggested
+            ? h('span', { class: 'hint' }, `matches ${column.suggested} by name`)
+            : undefined;
+      return [
+        h('span', { class: 'column-name' }, column.name),
+        h('div', null, picker, ' ', note),
+        showValue(first[column.name]),
+      ];
+    });
+    fill(
+      columnsArea,
+      h(
+        'p',
+        { class: 'muted' },
+        `${preview.format.toUpperCase()}${preview.delimiter ? `, delimiter ${preview.delimiter === '\t' ? 'tab' : `"${preview.delimiter}"`}` : ''}, ${preview.columns.length} columns.`,
+      ),
+      table('Columns and the field each one fills', ['Column', 'Field', 'First value'], rows),
+    );
+    mappingButton.disabled = false;
+  }
+
+  function renderPreview() {
+    const preview = state.preview;
+    const shown = preview.columns.map((column) => column.name);
+    const rows = preview.records.map((record) => ({
+      props: { class: record.valid ? 'ok' : 'bad' },
+      cells: [
+        String(record.row),
+        record.valid ? 'ok' : 'invalid',
+        record.valid
+          ? (record.warnings ?? []).join('; ') || '—'
+          : (record.error ?? record.errorCode),
+        ...shown.map((name) => showValue(record.input[name])),
+      ],
+    }));
+    const invalid = preview.records.filter((record) => !record.valid).length;
+    fill(
+      previewArea,
+      preview.problem ? notice('error', preview.problem.message) : undefined,
+      h(
+        'p',
+        { class: 'muted' },
+        `First ${preview.records.length} records: ${preview.records.length - invalid} valid, ${invalid} invalid. Look-ups and references are checked when the import runs.`,
+      ),
+      table('First records of the file', ['Row', 'Check', 'Error', ...shown], rows, {
+        class: 'preview',
+      }),
+    );
+    // a problem (a column without a field, two columns for one field) would stop the import
+    startButton.disabled = Boolean(preview.problem);
+  }
+
+  function downloadMapping() {
+    const mapping = currentMapping();
+    const text = `${JSON.stringify({ description: `${resource.value} from ${state.file?.name ?? 'an upload'}`, ...mapping }, null, 2)}\n`;
+    saveBlob(new Blob([text], { type: 'application/json' }), 'mapping.json');
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    fill(submitStatus);
+    if (!state.file) {
+      submitStatus.append(notice('error', 'Choose a file first.'));
+      fileInput.focus();
+      return;
+    }
+    const form = new FormData();
+    commonFields(form);
+    form.append('batchSize', batchSize.value || '100');
+    form.append('dryRun', String(dryRun.checked));
+    form.append('allowAdmin', String(allowAdmin.checked));
+    form.append('allowLookalike', String(allowLookalike.checked));
+    if (lookup.value) form.append('lookup', lookup.value);
+    if (maxFailures.value.trim()) form.append('maxFailures', maxFailures.value.trim());
+    if (mode.value === 'sync') {
+      if (missing.value) form.append('missing', missing.value);
+      if (maxDeletes.value.trim()) form.append('maxDeletes', maxDeletes.value.trim());
+      if (scopeGroup.value.trim()) form.append('scopeGroup', scopeGroup.value.trim());
+      if (scopeMatch.value.trim()) form.append('scopeMatch', scopeMatch.value.trim());
+      if (protect.value.trim()) form.append('protect', protect.value);
+    }
+    form.append('file', state.file, state.file.name);
+    startButton.disabled = true;
+    submitStatus.append(notice('info', 'Uploading…'));
+    try {
+      const info = await api('/v1/imports', { method: 'POST', form, signal });
+      location.hash = `#/imports/${encodeURIComponent(info.id)}`;
+    } catch (error) {
+      if (signal.aborted) return;
+      fill(submitStatus, notice('error', error.message));
+      startButton.disabled = false;
+    }
+  }
+}
+
+function fieldLabel(item) {
+  const notes = [item.key ? 'key' : '', item.id ? 'id' : '', item.service ? 'not sent' : ''].filter(
+    Boolean,
+  );
+  return notes.length > 0 ? `${item.name} (${notes.join(', ')})` : item.name;
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csv } from '../helpers/pipeline.js';
+import { eventually, signIn, startConsoleHarness, type ConsoleHarness } from './harness.js';
+
+let harness: ConsoleHarness;
+
+beforeAll(async () => {
+  harness = await startConsoleHarness();
+  await harness.pipeline.run(
+    csv(
+      ['username', 'email'],
+      [
+        ['sync.ann', 'ann@old.example.com'],
+        ['sync.bob', 'bob@example.com'],
+        ['sync.cid', 'cid@example.com'],
+      ],
+    ),
+    { resource: 'users', mode: 'create' },
+  );
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe('console: a sync held for approval', () => {
+  it('shows the held plan and approves it from the page', async () => {
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+    await page.getByLabel('File (CSV, JSON or NDJSON)').setInputFiles({
+      name: 'hr.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv(['username', 'email'], [['sync.ann', 'ann@new.example.com']])),
+    });
+    await page.getByLabel('Mode').selectOption('sync');
+    await page.getByLabel('Records the file leaves out').selectOption('lock');
+    await page.getByLabel('Most locks and deletes without approval').fill('0');
+    await eventually(() =>
+      page.getByRole('table', { name: 'First records of the file' }).getByRole('row').count(),
+    ).toBe(2);
+    await page.getByRole('button', { name: 'Start import' }).click();
+    await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
+    const heldId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+
+    await page
+      .locator('.summary')
+      .getByText('held for approval', { exact: true })
+      .waitFor({ timeout: 60_000 });
+    await page.getByRole('heading', { name: 'Plan awaiting approval' }).waitFor();
+    const plan = page.getByRole('table', { name: 'Planned records and their changes' });
+    const bob = plan.getByRole('row', { name: /sync\.bob/ });
+    await eventually(() => bob.textContent()).toContain('lock');
+    await eventually(() => bob.textContent()).toContain('server only');
+    const ann = plan.getByRole('row', { name: /sync\.ann/ });
+    await eventually(() => ann.locator('ins').textContent()).toBe('ann@new.example.com');
+    const actions = page.getByRole('table', { name: 'Records per action' });
+    await eventually(() => actions.getByRole('row', { name: /lock/ }).textContent()).toBe('lock2');
+    // nothing written while it is held
+    expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('held');
+
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(heldId)));
+    const applicationId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+    await page
+      .locator('.summary')
+      .getByText('completed', { exact: true })
+      .waitFor({ timeout: 60_000 });
+    const results = await harness.pipeline.results(applicationId);
+    const byKey = Object.fromEntries(results.map((result) => [result.key, result]));
+    expect(byKey['sync.ann']).toMatchObject({ status: 'succeeded', action: 'update' });
+    expect(byKey['sync.bob']).toMatchObject({ status: 'succeeded', action: 'lock' });
+    expect(byKey['sync.cid']).toMatchObject({ status: 'succeeded', action: 'lock' });
+    expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('completed');
+    expect(harness.problems).toEqual([]);
+  });
+});
