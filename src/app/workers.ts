@@ -9,6 +9,7 @@ import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
 import { redactUrl } from '../util/redis.js';
+import { UndoLog } from '../results/undo-log.js';
 
 export interface WorkerSetOptions {
   /** Batches run at once in this process. @defaultValue 4 */
@@ -56,6 +57,7 @@ export function startWorkers(
     deps: {
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
       selfUser: context.env.ADMIN_USER,
+      undo: new UndoLog(context.redis, context.env.PORTER_PREFIX, context.store.ttlSeconds),
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,

@@ -15,6 +15,7 @@ import { exportRoutes } from './routes/exports.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { undoRoutes } from './routes/undo.js';
 
 export interface ApiOptions {
   context: PorterContext;
@@ -89,5 +90,6 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(exportRoutes, { context: options.context });
   await app.register(importScheduleRoutes, { context: options.context });
   await app.register(scheduleRoutes, { context: options.context });
+  await app.register(undoRoutes, { context: options.context });
   return app;
 }

@@ -40,6 +40,8 @@ export interface PlannedOp {
   changes?: FieldChange[];
   /** Fingerprint of the record planned against (plans and their application only). */
   basis?: string;
+  /** A delete: the record as it was, kept so that the import can be undone. */
+  before?: Record<string, unknown>;
   warnings: string[];
 }
 
@@ -213,6 +215,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
         payload: { [descriptor.idField]: currentId },
         existingId: currentId,
         knownAbsent: false,
+        before: current,
         warnings,
       },
     };
