@@ -114,6 +114,14 @@ async function planUndoRecord(
 
   if (entry.action === 'create') {
     // undo of a create: delete the record it made
+    if (resource === 'acls') {
+      return decide('delete', {
+        status: 'failed',
+        errorCode: 'PORTER_UNDO_UNSUPPORTED',
+        id: entry.id,
+        error: `not undone: the admin interface cannot delete ACLs; remove ACL ${String(entry.id)} by hand`,
+      });
+    }
     if (!current) {
       return decide('delete', { status: 'skipped', error: 'not found; deleted already' });
     }
