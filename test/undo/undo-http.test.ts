@@ -95,6 +95,29 @@ describe('POST /v1/imports/{id}/undo', () => {
     expect(pipeline.sandbox.store.userByName('h.new')).toBeUndefined();
   });
 
+  it('a dry run of an undo can be applied like any plan', async () => {
+    const { info: imported } = await pipeline.run(csv(['username', 'dept'], [['h.bob', 'Ops']]), {
+      resource: 'users',
+      mode: 'update',
+    });
+    const plan = await undo(imported.id, 'wait=true&dryRun=true');
+    expect(plan.results[0]).toMatchObject({ action: 'update', status: 'planned' });
+    expect(pipeline.sandbox.store.userByName('h.bob')).toMatchObject({ dept: 'Ops' });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/v1/imports/${plan.info.id}/apply`,
+      headers: auth,
+    });
+    expect(response.statusCode).toBe(202);
+    const applied = await pipeline.waitFinal(response.json<ImportInfo>().id);
+    expect(applied).toMatchObject({
+      state: 'completed',
+      undoOf: imported.id,
+      applyOf: plan.info.id,
+    });
+    expect(pipeline.sandbox.store.userByName('h.bob')!.dept ?? '').toBe('');
+  });
+
   it('without wait answers 202 at once with the new import', async () => {
     const { info: imported } = await pipeline.run(csv(['username', 'city'], [['h.bob', 'Oslo']]), {
       resource: 'users',
