@@ -7,6 +7,7 @@
 import type { WriteMethod } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { unheldFields } from '../execute/answer-check.js';
 import { recordErrorCode, recordErrorMessage } from '../execute/record-error.js';
 import type { RecordAction, StagedRecord } from '../model/import.js';
 import { mapConcurrent } from '../util/concurrency.js';
@@ -167,7 +168,11 @@ async function planUndoRecord(
       ? withoutIdentity(resource, entry.before ?? {})
       : restoredFields(entry, current);
   const { payload, changed, changes: merged } = mergeRecord(resource, current, restore);
-  if (changed.length === 0) {
+  const holdsAlready =
+    changed.length === 0 ||
+    // a record re-created by an earlier undo: equal as far as the server reads fields back
+    (entry.action === 'delete' && unheldFields(resource, current, restore).length === 0);
+  if (holdsAlready) {
     // holds its values from before already (an earlier undo): nothing to write
     return decide('unchanged', { status: 'succeeded', id: currentId, changed: [] });
   }

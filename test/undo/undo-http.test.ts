@@ -158,6 +158,24 @@ describe('POST /v1/imports/{id}/undo', () => {
     });
   });
 
+  it('a re-created user naming a group deleted since is refused by the server and not written', async () => {
+    const client = pipeline.context.createAdminClient();
+    const [temp] = await client.postGroups([{ name: 'H Temp' }]);
+    await client.postUsers([{ username: 'h.temp', email: 'temp@x', groups: [temp!.id!] }]);
+    const { info: deleted } = await pipeline.run(csv(['username'], [['h.temp']]), {
+      resource: 'users',
+      mode: 'delete',
+    });
+    await client.deleteGroups([{ id: temp!.id! }]);
+    await client.close();
+
+    const { info, results } = await undo(deleted.id);
+    expect(info.state).toBe('completed_with_errors');
+    expect(results[0]).toMatchObject({ action: 'create', status: 'failed' });
+    expect(results[0]!.error).toContain(`group ${temp!.id} does not exist`);
+    expect(pipeline.sandbox.store.userByName('h.temp')).toBeUndefined();
+  });
+
   it('restores an ACL update; an ACL it created cannot be deleted: PORTER_UNDO_UNSUPPORTED', async () => {
     const owners = pipeline.sandbox.store.groupByName('H Owners')!.id!;
     const { results: made } = await pipeline.run(
