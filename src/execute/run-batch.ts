@@ -216,6 +216,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     plan =
       info.undoOf !== undefined
         ? await planUndoBatch(todo, {
+            sentBefore,
             resource,
             allowAdmin,
             force: info.options.force === true,

@@ -28,6 +28,8 @@ export interface UndoPlanContext {
   lookup: DirectoryView;
   /** Reads in flight at once. @defaultValue 8 */
   concurrency?: number;
+  /** Rows an earlier run of this batch handed to the server (the send journal). */
+  sentBefore?: ReadonlySet<number>;
   /** A plan to show (dry run) or to apply: every record gets the fingerprint of the record read. */
   planning?: 'dry-run' | 'apply';
 }
@@ -124,6 +126,10 @@ async function planUndoRecord(
       });
     }
     if (!current) {
+      // gone: deleted by an earlier run of this batch, or by someone else
+      if (context.sentBefore?.has(staged.row)) {
+        return decide('delete', { status: 'succeeded', id: entry.id, attempts: 1 });
+      }
       return decide('delete', { status: 'skipped', error: 'not found; deleted already' });
     }
     if (changedSince && !context.force) return stale('delete', 'the record changed on the server');

@@ -223,6 +223,15 @@ describe('POST /v1/imports/{id}/undo', () => {
     const forced = await undo(changed.id, '', { force: true, wait: true });
     expect(forced.info).toMatchObject({ state: 'completed', options: { force: true } });
     expect(pipeline.sandbox.store.userByName('h.bob')).toMatchObject({ email: 'bob@old' });
+
+    // an undo is not retried: it is undone again
+    const retried = await app.inject({
+      method: 'POST',
+      url: `/v1/imports/${stale.info.id}/retry`,
+      headers: auth,
+    });
+    expect(retried.statusCode).toBe(409);
+    expect(retried.body).toContain(`porter undo ${changed.id} again`);
   });
 
   it('refuses an import still running (409), one that changed nothing, and an unknown id', async () => {
