@@ -88,7 +88,7 @@ export async function undoImport(
     buffer = [];
   };
   try {
-    for await (const { row, text } of log.entries(importId, original.total)) {
+    for await (const { row, text } of log.entries(importId)) {
       const entry = decodeUndoEntry(resource, row, text);
       staged++;
       buffer.push({

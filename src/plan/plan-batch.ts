@@ -40,7 +40,10 @@ export interface PlannedOp {
   changes?: FieldChange[];
   /** Fingerprint of the record planned against (plans and their application only). */
   basis?: string;
-  /** A delete: the record as it was, kept so that the import can be undone. */
+  /**
+   * The record as it was before this op, kept so that the import can be undone: always for a
+   * delete; for an update only when it carries no `changes` (they hold the values replaced).
+   */
   before?: Record<string, unknown>;
   warnings: string[];
 }

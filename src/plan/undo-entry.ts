@@ -8,6 +8,7 @@ import { readsBackOtherwise } from '../execute/answer-check.js';
 import type { RecordResult } from '../model/import.js';
 import { decodeCompact, encodeCompact } from '../snapshot/record-codec.js';
 import { ABSENT, fingerprint } from './fingerprint.js';
+import { mergeRecord } from './merge.js';
 import type { PlannedOp } from './plan-batch.js';
 
 /** What one import did to one record, and what it replaced. */
@@ -37,7 +38,9 @@ export function undoEntryOf(
   if (result.status !== 'succeeded') return undefined;
   const idField = RESOURCES[resource].idField;
   if (op.action === 'update') {
-    const changes = op.changes ?? [];
+    // an op planned with the record it overwrites but no field changes: derived from the two
+    const changes =
+      op.changes ?? (op.before ? mergeRecord(resource, op.before, op.payload).changes : []);
     if (changes.length === 0 || op.existingId === undefined) return undefined;
     const fields = changes.map((change) => change.field);
     const before: Record<string, unknown> = {};

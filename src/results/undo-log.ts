@@ -37,17 +37,27 @@ export class UndoLog {
     return this.redis.hlen(this.key(importId));
   }
 
-  /** The entries in row order, rows 1 to `maxRow`, read a chunk at a time. */
-  async *entries(importId: string, maxRow: number): AsyncGenerator<{ row: number; text: string }> {
+  /**
+   * The entries in row order: the row numbers are gathered first (a number each, whatever rows
+   * the import used), then the entries read a chunk at a time.
+   */
+  async *entries(importId: string): AsyncGenerator<{ row: number; text: string }> {
     const key = this.key(importId);
-    for (let start = 1; start <= maxRow; start += READ_CHUNK) {
-      const rows: string[] = [];
-      for (let row = start; row < start + READ_CHUNK && row <= maxRow; row++)
-        rows.push(String(row));
-      const values = await this.redis.hmget(key, ...rows);
-      for (let index = 0; index < rows.length; index++) {
+    const rows: number[] = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', READ_CHUNK);
+      for (let index = 0; index < flat.length; index += 2) rows.push(Number(flat[index]));
+      cursor = next;
+    } while (cursor !== '0');
+    // a field HSCAN returned twice (the hash grew meanwhile) is read once
+    const ordered = [...new Set(rows)].sort((left, right) => left - right);
+    for (let start = 0; start < ordered.length; start += READ_CHUNK) {
+      const chunk = ordered.slice(start, start + READ_CHUNK);
+      const values = await this.redis.hmget(key, ...chunk.map(String));
+      for (let index = 0; index < chunk.length; index++) {
         const text = values[index];
-        if (text) yield { row: Number(rows[index]), text };
+        if (text) yield { row: chunk[index]!, text };
       }
     }
   }
