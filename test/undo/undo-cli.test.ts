@@ -87,6 +87,7 @@ describe('porter undo', () => {
     const before = writes();
     const { cli, info, results } = await undo(upsertId, '--dry-run');
     expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stderr).toMatch(/planned: 2 update, 1 delete \(apply with: porter apply \S+\)/);
     expect(writes()).toBe(before);
     expect(info).toMatchObject({ undoOf: upsertId, counts: { planned: 3 } });
     expect(results.map((r) => [r.key, r.status, r.action])).toEqual([

@@ -266,6 +266,9 @@ describe('POST /v1/imports/{id}/undo', () => {
     expect(empty.statusCode).toBe(400);
     expect(empty.json()).toMatchObject({ error: { code: 'PORTER_INPUT_EMPTY' } });
 
+    const anonymous = await app.inject({ method: 'POST', url: `/v1/imports/${nothing.id}/undo` });
+    expect(anonymous.statusCode).toBe(401);
+
     const unknown = await app.inject({
       method: 'POST',
       url: '/v1/imports/01J0000000000000000000NONE/undo',

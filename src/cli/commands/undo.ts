@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { undoImport } from '../../app/undo.js';
-import { followImport, summarize } from '../progress.js';
+import { describeActions, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
 
@@ -33,6 +33,8 @@ export function registerUndoCommand(program: Command): void {
         }
         const final = await followImport({ read: () => context.store.get(info.id) });
         console.error(summarize(final));
+        const actions = describeActions(final);
+        if (actions) console.error(actions);
         process.exitCode = importExitCode(final);
       });
     });

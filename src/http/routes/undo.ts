@@ -61,12 +61,18 @@ export async function undoRoutes(app: FastifyInstance, options: UndoRoutesOption
       const { dryRun, force, wait } = parsed.data;
       const info = await undoImport(context, request.params.id, { dryRun, force });
       if (!wait) return reply.status(202).send(withLinks(info));
+      // a client that goes away stops the wait, not the undo
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      reply.raw.once('close', onClose);
       const subscriber = context.redis.duplicate();
       try {
         await waitForImport(context.store, subscriber, info.id, {
           timeoutMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+          signal: gone.signal,
         }).catch(() => undefined);
       } finally {
+        reply.raw.off('close', onClose);
         subscriber.disconnect();
       }
       const now = await describeImport(context, info.id);
