@@ -96,7 +96,7 @@ async function planUndoRecord(
       status: 'failed',
       errorCode: 'PORTER_PLAN_STALE',
       id: currentId,
-      error: `not written: ${why} since import row ${entry.row}; pass --force to undo it anyway`,
+      error: `not written: ${why} (row ${entry.row} there); pass --force to undo it anyway`,
     });
   const guard = (
     action: 'create' | 'update' | 'delete',
@@ -132,7 +132,9 @@ async function planUndoRecord(
       }
       return decide('delete', { status: 'skipped', error: 'not found; deleted already' });
     }
-    if (changedSince && !context.force) return stale('delete', 'the record changed on the server');
+    if (changedSince && !context.force) {
+      return stale('delete', 'the record changed on the server after the import created it');
+    }
     const refused = guard('delete', {});
     if (refused) return refused;
     return {
@@ -164,7 +166,7 @@ async function planUndoRecord(
     return decide('update', {
       status: 'failed',
       errorCode: 'NOT_FOUND',
-      error: `not written: the record was deleted on the server since import row ${entry.row}; nothing to restore`,
+      error: `not written: the record was deleted on the server after the import updated it (row ${entry.row} there); nothing to restore`,
     });
   }
   // undo of an update: its fields back to their values before it; undo of a delete whose key
@@ -179,13 +181,19 @@ async function planUndoRecord(
     // a record re-created by an earlier undo: equal as far as the server reads fields back
     (entry.action === 'delete' && unheldFields(resource, current, restore).length === 0);
   if (holdsAlready) {
+    if (entry.action === 'delete' && context.sentBefore?.has(staged.row)) {
+      // re-created by an earlier run of this batch, whose answer was lost
+      return decide('create', { status: 'succeeded', id: currentId, attempts: 1 });
+    }
     // holds its values from before already (an earlier undo): nothing to write
     return decide('unchanged', { status: 'succeeded', id: currentId, changed: [] });
   }
   if (entry.action === 'delete' && !context.force) {
-    return stale('create', 'a record with this key was created on the server');
+    return stale('create', 'a record with this key was created after the import deleted it');
   }
-  if (changedSince && !context.force) return stale('update', 'the record changed on the server');
+  if (changedSince && !context.force) {
+    return stale('update', 'the record changed on the server after the import updated it');
+  }
   const refused = guard('update', restore);
   if (refused) return refused;
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;

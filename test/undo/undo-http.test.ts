@@ -234,6 +234,25 @@ describe('POST /v1/imports/{id}/undo', () => {
     expect(retried.body).toContain(`porter undo ${changed.id} again`);
   });
 
+  it('a record updated then deleted since is NOT_FOUND, even forced: nothing to restore', async () => {
+    const client = pipeline.context.createAdminClient();
+    await client.postUsers([{ username: 'h.vanish', email: 'v@old' }]);
+    const { info: changed } = await pipeline.run(
+      csv(['username', 'email'], [['h.vanish', 'v@new']]),
+      {
+        resource: 'users',
+        mode: 'update',
+      },
+    );
+    await client.deleteUsers([{ userId: pipeline.sandbox.store.userByName('h.vanish')!.userId }]);
+    await client.close();
+    const before = writes();
+    const forced = await undo(changed.id, 'wait=true&force=true');
+    expect(forced.results[0]).toMatchObject({ status: 'failed', errorCode: 'NOT_FOUND' });
+    expect(writes()).toBe(before);
+    expect(pipeline.sandbox.store.userByName('h.vanish')).toBeUndefined();
+  });
+
   it('refuses an import still running (409), one that changed nothing, and an unknown id', async () => {
     const running = await pipeline.context.store.create({
       options: {
