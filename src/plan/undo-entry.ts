@@ -37,11 +37,12 @@ export function undoEntryOf(
 ): UndoEntry | undefined {
   if (result.status !== 'succeeded') return undefined;
   const idField = RESOURCES[resource].idField;
-  if (op.action === 'update') {
+  // an update is any PUT of an existing record, whatever it is called (a lock is an update of status)
+  if (op.method === 'PUT' && op.action !== 'create' && op.existingId !== undefined) {
     // an op planned with the record it overwrites but no field changes: derived from the two
     const changes =
       op.changes ?? (op.before ? mergeRecord(resource, op.before, op.payload).changes : []);
-    if (changes.length === 0 || op.existingId === undefined) return undefined;
+    if (changes.length === 0) return undefined;
     const fields = changes.map((change) => change.field);
     const before: Record<string, unknown> = {};
     for (const change of changes) if (change.from !== undefined) before[change.field] = change.from;
