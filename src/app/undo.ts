@@ -4,7 +4,7 @@
  * the undo stages one record per entry and its batches plan them with src/plan/plan-undo.ts.
  */
 import { PorterError } from '../errors/porter-error.js';
-import type { ImportInfo, StagedRecord } from '../model/import.js';
+import type { ImportInfo, ImportMode, ImportOptions, StagedRecord } from '../model/import.js';
 import type { ResourceName } from '../admin/resources.js';
 import { decodeUndoEntry } from '../plan/undo-entry.js';
 import { UndoLog } from '../results/undo-log.js';
@@ -17,6 +17,9 @@ export interface UndoRequest {
   /** Also turn back records changed on the server since the import (else PORTER_PLAN_STALE). */
   force?: boolean;
 }
+
+/** Modes an undo keeps from the import it undoes; any other (a sync) is shown as `upsert`. */
+const UNDO_MODES: ReadonlySet<ImportMode> = new Set(['create', 'upsert', 'update', 'delete']);
 
 /** Records staged per Redis call. */
 const STAGE_CHUNK = 500;
@@ -66,16 +69,21 @@ export async function undoImport(
   }
   const { resource } = original.options;
   const { store } = context;
+  const options: ImportOptions = {
+    ...original.options,
+    mode: UNDO_MODES.has(original.options.mode) ? original.options.mode : 'upsert',
+    dryRun: request.dryRun === true,
+    force: request.force === true,
+    // each record is read by its id just before it is turned back
+    lookup: 'each',
+  };
+  // an undo is planned from its entries alone: how the import read its file and chose its
+  // records (mapping, failure limit, a sync's rules) does not apply, and must not run again
+  for (const field of ['mapping', 'maxFailures', 'sync']) {
+    delete (options as unknown as Record<string, unknown>)[field];
+  }
   const info = await store.create({
-    options: {
-      ...original.options,
-      mapping: undefined,
-      maxFailures: undefined,
-      dryRun: request.dryRun === true,
-      force: request.force === true,
-      // each record is read by its id just before it is turned back
-      lookup: 'each',
-    },
+    options,
     source: `undo of ${importId}`,
     undoOf: importId,
     columns: undoColumns(resource),
