@@ -116,13 +116,20 @@ describe('POST /v1/imports/{id}/undo', () => {
       applyOf: plan.info.id,
     });
     expect(pipeline.sandbox.store.userByName('h.bob')!.dept ?? '').toBe('');
+    // what an applied plan changed is kept too: undoing it puts the dept back
+    const again = await undo(applied.id);
+    expect(again.results[0]).toMatchObject({ action: 'update', status: 'succeeded' });
+    expect(pipeline.sandbox.store.userByName('h.bob')).toMatchObject({ dept: 'Ops' });
   });
 
   it('without wait answers 202 at once with the new import', async () => {
+    // read record by record rather than from a snapshot: the values replaced are kept the same
     const { info: imported } = await pipeline.run(csv(['username', 'city'], [['h.bob', 'Oslo']]), {
       resource: 'users',
       mode: 'update',
+      lookup: 'each',
     });
+    expect(imported.lookup?.mode).toBe('each');
     const response = await app.inject({
       method: 'POST',
       url: `/v1/imports/${imported.id}/undo`,
