@@ -216,6 +216,7 @@ async function startApplication(
     options: { ...plan.options, dryRun: false },
     source: plan.source,
     applyOf: dryRunId,
+    undoOf: plan.undoOf,
     columns: plan.columns,
   });
   init.onCreated?.(info);
@@ -265,6 +266,12 @@ export async function retryImport(
     throw new PorterError(
       'PORTER_CONFLICT',
       `import ${importId} is still ${original.state}; retry it once it has ended`,
+    );
+  }
+  if (original.undoOf !== undefined) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${importId} is an undo: run porter undo ${original.undoOf} again (records turned back already are left unchanged)`,
     );
   }
   const selected = statuses.reduce((sum, status) => sum + original.counts[status], 0);

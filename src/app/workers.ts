@@ -12,6 +12,7 @@ import { redactUrl } from '../util/redis.js';
 import { buildOpsApp } from '../http/build-ops-app.js';
 import { PrometheusMetrics } from '../metrics/prometheus.js';
 import { ReadinessProbe } from './readiness.js';
+import { UndoLog } from '../results/undo-log.js';
 
 export interface WorkerSetOptions {
   /** Batches run at once in this process. @defaultValue 4 */
@@ -66,6 +67,7 @@ export function startWorkers(
     deps: {
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
       selfUser: context.env.ADMIN_USER,
+      undo: new UndoLog(context.redis, context.env.PORTER_PREFIX, context.store.ttlSeconds),
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,

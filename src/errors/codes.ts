@@ -153,6 +153,13 @@ export const ERROR_CODES = {
     summary:
       'A sync could not read the whole directory in bulk, or its scope group does not exist; it stopped before writing anything.',
   },
+  PORTER_UNDO_UNSUPPORTED: {
+    httpStatus: 409,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'This change cannot be turned back through the admin interface (an ACL an import created: there is no ACL DELETE); undo it by hand.',
+  },
   PORTER_CANCELLED: {
     httpStatus: 409,
     exitCode: 1,

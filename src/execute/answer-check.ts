@@ -19,7 +19,7 @@ export type AnswerVerdict = Pick<DecidedResult, 'status'> &
  * comes back "", `primaryGroup` never, `loadingDockType` may differ, and an ACL sent with no
  * workspaces gets one from the server.
  */
-function readsBackOtherwise(resource: ResourceName, field: string, sent: unknown): boolean {
+export function readsBackOtherwise(resource: ResourceName, field: string, sent: unknown): boolean {
   if (resource === 'users') return field === 'position' || field === 'primaryGroup';
   if (resource === 'groups') return field === 'loadingDockType';
   return field === 'workspaces' && Array.isArray(sent) && sent.length === 0;

@@ -7,7 +7,13 @@ import type { AdminClient } from '../admin/client.js';
 import type { ImportInfo, ImportState, RecordResult, StagedRecord } from '../model/import.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { RecordLookup } from '../plan/lookup.js';
-import { planBatch, type BatchPlan, type DecidedResult } from '../plan/plan-batch.js';
+import {
+  planBatch,
+  type BatchPlan,
+  type DecidedResult,
+  type PlannedOp,
+} from '../plan/plan-batch.js';
+import type { ResourceName } from '../admin/resources.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { failureLimitReason } from './failure-limit.js';
@@ -21,8 +27,10 @@ import type { DirectoryView } from '../plan/directory-view.js';
 import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
 import { snapshotKeys } from '../snapshot/snapshot-keys.js';
 import { syncRules } from '../sync/sync-rules.js';
-import type { ResourceName } from '../admin/resources.js';
 import type { PorterMetrics } from '../metrics/metrics.js';
+import { planUndoBatch } from '../plan/plan-undo.js';
+import { encodeUndoEntry, undoEntryOf } from '../plan/undo-entry.js';
+import type { UndoLog } from '../results/undo-log.js';
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -73,6 +81,8 @@ export interface BatchDeps {
   selfUser?: string;
   /** Told of the records' results and of breaker pauses. */
   metrics?: PorterMetrics;
+  /** Where an import keeps the values it replaced, for `porter undo`; none kept without it. */
+  undo?: UndoLog;
 }
 
 export interface BatchReport extends ExecuteStats {
@@ -213,21 +223,33 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
         })
       : lookup;
   let plan: Awaited<ReturnType<typeof planBatch>>;
+  const planning = dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined;
   try {
-    plan = await planBatch(todo, {
-      sentBefore,
-      resource,
-      mode,
-      allowAdmin,
-      allowLookalike: info.options.allowLookalike === true,
-      lookup: view,
-      concurrency: deps.lookupConcurrency,
-      planning: dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined,
-      sync: syncOptions && {
-        rules: syncRules(resource, syncOptions, allowAdmin, deps.selfUser),
-        mappingColumns: info.options.mapping?.columns,
-      },
-    });
+    plan =
+      info.undoOf !== undefined
+        ? await planUndoBatch(todo, {
+            sentBefore,
+            resource,
+            allowAdmin,
+            force: info.options.force === true,
+            lookup: view,
+            concurrency: deps.lookupConcurrency,
+            planning,
+          })
+        : await planBatch(todo, {
+            sentBefore,
+            resource,
+            mode,
+            allowAdmin,
+            allowLookalike: info.options.allowLookalike === true,
+            lookup: view,
+            concurrency: deps.lookupConcurrency,
+            planning,
+            sync: syncOptions && {
+              rules: syncRules(resource, syncOptions, allowAdmin, deps.selfUser),
+              mappingColumns: info.options.mapping?.columns,
+            },
+          });
   } catch (error) {
     if (error instanceof ImportPausedSignal) {
       report.paused = true;
@@ -291,6 +313,8 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     // the server refused this many records in one call: later batches send half as many
     await deps.runtime.lowerBatchSize(ref.importId, outcome.stats.tooLargeAt / 2);
   }
+  // what the writes replaced is kept before their results: a result never outlives its undo entry
+  await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, outcome.results);
   const lines = new Map(todo.map((record) => [record.row, record.line]));
   Object.assign(report, outcome.stats);
   report.lookupReads = lookup.reads;
@@ -362,6 +386,25 @@ function staleAgainstPlan(
     }
   }
   return stale;
+}
+
+/** Keeps, for each op the server applied, what undoing it needs (src/plan/undo-entry.ts). */
+async function keepUndoEntries(
+  undo: UndoLog | undefined,
+  importId: string,
+  resource: ResourceName,
+  ops: readonly PlannedOp[],
+  results: readonly DecidedResult[],
+): Promise<void> {
+  if (!undo) return;
+  const opOf = new Map(ops.map((op) => [op.row, op]));
+  const entries = new Map<number, string>();
+  for (const result of results) {
+    const op = opOf.get(result.row);
+    const entry = op && undoEntryOf(resource, op, result);
+    if (entry) entries.set(entry.row, encodeUndoEntry(resource, entry));
+  }
+  await undo.keep(importId, entries);
 }
 
 /** Rows of a retry whose record the retried import had sent (`porter_parentRow`, its row there). */

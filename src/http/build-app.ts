@@ -24,6 +24,7 @@ import { previewRoutes } from './routes/previews.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { opsRoutes } from './routes/ops.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
+import { undoRoutes } from './routes/undo.js';
 
 export interface ApiOptions {
   context: PorterContext;
@@ -99,5 +100,6 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(previewRoutes, { context: options.context });
   await app.register(metaRoutes, { maxUploadBytes });
   await app.register(consoleRoutes);
+  await app.register(undoRoutes, { context: options.context });
   return app;
 }

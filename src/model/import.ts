@@ -136,6 +136,8 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Sync only (mode `sync`): what happens to the server's records the file leaves out. */
   sync?: SyncOptions;
+  /** An undo only: also turn back records changed on the server since the import undone. */
+  force?: boolean;
   /** Mapping file the upload was read with; a retry reads its records the same way. */
   mapping?: {
     columns: Record<string, string>;
@@ -168,6 +170,8 @@ export interface ImportInfo {
   actions: Partial<Record<RecordAction, number>>;
   /** A dry run's id, when this import applies it. */
   applyOf?: string;
+  /** The import whose changes this one turns back (`porter undo`). */
+  undoOf?: string;
   /** Column order of the upload, for reports. */
   columns: string[];
   /** Final, and every record has its result: the report is complete. */

@@ -40,6 +40,11 @@ export interface PlannedOp {
   changes?: FieldChange[];
   /** Fingerprint of the record planned against (plans and their application only). */
   basis?: string;
+  /**
+   * The record as it was before this op, kept so that the import can be undone: always for a
+   * delete; for an update only when it carries no `changes` (they hold the values replaced).
+   */
+  before?: Record<string, unknown>;
   warnings: string[];
 }
 
@@ -213,6 +218,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
         payload: { [descriptor.idField]: currentId },
         existingId: currentId,
         knownAbsent: false,
+        before: current,
         warnings,
       },
     };

@@ -39,6 +39,7 @@ export function encodeNewMeta(init: {
   source?: string;
   retryOf?: string;
   applyOf?: string;
+  undoOf?: string;
   columns?: string[];
   now: string;
 }): string[] {
@@ -65,6 +66,7 @@ export function encodeNewMeta(init: {
   if (init.source !== undefined) fields.push('source', init.source);
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
   if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);
+  if (init.undoOf !== undefined) fields.push('undoOf', init.undoOf);
   if (init.options.dryRun) fields.push('keepStaged', '1');
   // a sync settles only once its preparation added the server's records its file leaves out
   if (init.options.mode === 'sync') fields.push('syncPending', '1');
@@ -113,6 +115,7 @@ export function decodeImportInfo(
   if (meta.source !== undefined) info.source = meta.source;
   if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
   if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;
+  if (meta.undoOf !== undefined) info.undoOf = meta.undoOf;
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   if (meta.sync !== undefined) info.sync = JSON.parse(meta.sync) as ImportInfo['sync'];

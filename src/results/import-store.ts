@@ -72,6 +72,8 @@ export interface CreateImportInit {
   retryOf?: string;
   /** The dry run this import applies. */
   applyOf?: string;
+  /** The import whose changes this one turns back. */
+  undoOf?: string;
   columns?: string[];
 }
 

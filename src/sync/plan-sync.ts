@@ -54,6 +54,7 @@ export async function planServerOnly(
         payload: { [descriptor.idField]: currentId },
         existingId: currentId,
         knownAbsent: false,
+        before: current,
         warnings: [],
       },
     };

@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
   sync: async () => (await import('./sync.js')).registerSyncCommands,
+  undo: async () => (await import('./undo.js')).registerUndoCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */

@@ -31,7 +31,7 @@ const MULTIPART_ENVELOPE_BYTES = 1024 * 1024;
 
 const RAW_TYPES = ['text/csv', 'application/json', 'application/x-ndjson', 'text/plain'];
 
-const importSchema = {
+export const importSchema = {
   type: 'object',
   properties: {
     id: { type: 'string' },
@@ -45,6 +45,7 @@ const importSchema = {
     source: { type: 'string' },
     retryOf: { type: 'string' },
     applyOf: { type: 'string' },
+    undoOf: { type: 'string' },
     actions: { type: 'object', additionalProperties: { type: 'integer' } },
     lookup: { type: 'object', additionalProperties: true },
     sync: { type: 'object', additionalProperties: true },
@@ -76,7 +77,7 @@ const importSchema = {
   },
 } as const;
 
-function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {
+export function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {
   const self = `/v1/imports/${encodeURIComponent(info.id)}`;
   return {
     ...info,

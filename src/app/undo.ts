@@ -1,0 +1,124 @@
+/**
+ * `porter undo`: turns back what an ended import changed, as a new import (`undoOf`) with its own
+ * report. Each record the import changed kept what undoing it needs (src/plan/undo-entry.ts);
+ * the undo stages one record per entry and its batches plan them with src/plan/plan-undo.ts.
+ */
+import { PorterError } from '../errors/porter-error.js';
+import type { ImportInfo, ImportMode, ImportOptions, StagedRecord } from '../model/import.js';
+import type { ResourceName } from '../admin/resources.js';
+import { decodeUndoEntry } from '../plan/undo-entry.js';
+import { UndoLog } from '../results/undo-log.js';
+import type { PorterContext } from './context.js';
+import { requireImport } from './imports.js';
+
+export interface UndoRequest {
+  /** Plan the undo only: every record gets its planned action, nothing is written. */
+  dryRun?: boolean;
+  /** Also turn back records changed on the server since the import (else PORTER_PLAN_STALE). */
+  force?: boolean;
+}
+
+/** Modes an undo keeps from the import it undoes; any other (a sync) is shown as `upsert`. */
+const UNDO_MODES: ReadonlySet<ImportMode> = new Set(['create', 'upsert', 'update', 'delete']);
+
+/** Records staged per Redis call. */
+const STAGE_CHUNK = 500;
+
+/** The input column that names the record, per resource. */
+const KEY_COLUMN: Record<ResourceName, string> = { users: 'username', groups: 'name', acls: 'acl' };
+
+/** The undo's input columns: the record, its id in the import undone, what that import did, its row there. */
+export function undoColumns(resource: ResourceName): string[] {
+  return [KEY_COLUMN[resource], 'previousId', 'undoes', 'originalRow'];
+}
+
+/** The undo log of the process's imports. */
+export function undoLogOf(context: PorterContext): UndoLog {
+  return new UndoLog(context.redis, context.env.PORTER_PREFIX, context.store.ttlSeconds);
+}
+
+/**
+ * Starts the undo of an ended import: a new import, linked by `undoOf`, of one record per record
+ * the import changed. Refused while the import runs, for a dry run, and when it changed nothing.
+ */
+export async function undoImport(
+  context: PorterContext,
+  importId: string,
+  request: UndoRequest = {},
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  const original = await requireImport(context, importId);
+  if (!original.settled) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${importId} is still ${original.state}; undo it once it has ended (or cancel it first)`,
+    );
+  }
+  if (original.options.dryRun) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${importId} is a dry run: it changed nothing, so there is nothing to undo`,
+    );
+  }
+  const log = undoLogOf(context);
+  if ((await log.count(importId)) === 0) {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      `import ${importId} changed no record on the admin server; nothing to undo`,
+    );
+  }
+  const { resource } = original.options;
+  const { store } = context;
+  const options: ImportOptions = {
+    ...original.options,
+    mode: UNDO_MODES.has(original.options.mode) ? original.options.mode : 'upsert',
+    dryRun: request.dryRun === true,
+    force: request.force === true,
+    // each record is read by its id just before it is turned back
+    lookup: 'each',
+  };
+  // an undo is planned from its entries alone: how the import read its file and chose its
+  // records (mapping, failure limit, a sync's rules) does not apply, and must not run again
+  for (const field of ['mapping', 'maxFailures', 'sync']) {
+    delete (options as unknown as Record<string, unknown>)[field];
+  }
+  const info = await store.create({
+    options,
+    source: `undo of ${importId}`,
+    undoOf: importId,
+    columns: undoColumns(resource),
+  });
+  onCreated?.(info);
+  let staged = 0;
+  let buffer: StagedRecord[] = [];
+  const flush = async (): Promise<void> => {
+    if (buffer.length > 0) await store.stage(info.id, buffer);
+    buffer = [];
+  };
+  try {
+    for await (const { row, text } of log.entries(importId)) {
+      const entry = decodeUndoEntry(resource, row, text);
+      staged++;
+      buffer.push({
+        row: staged,
+        input: {
+          [KEY_COLUMN[resource]]: entry.key,
+          previousId: String(entry.id),
+          undoes: entry.action,
+          originalRow: String(row),
+        },
+        record: { undo: entry },
+      });
+      if (buffer.length >= STAGE_CHUNK) await flush();
+    }
+    await flush();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    await store.transition(info.id, ['receiving'], 'failed', reason);
+    throw error;
+  }
+  const batches = Math.ceil(staged / info.options.batchSize);
+  const received = await store.markReceived(info.id, { total: staged, batches });
+  if (batches > 0) await context.enqueuePrepare(info.id);
+  return received;
+}

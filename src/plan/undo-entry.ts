@@ -1,0 +1,135 @@
+/**
+ * What an import keeps of each record it changed, so that it can be undone: the record's id, the
+ * values it replaced (an update: the changed fields; a delete: the whole record), and a
+ * fingerprint of what it wrote, which tells an undo whether the record changed since.
+ */
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { readsBackOtherwise } from '../execute/answer-check.js';
+import type { RecordResult } from '../model/import.js';
+import { decodeCompact, encodeCompact } from '../snapshot/record-codec.js';
+import { ABSENT, fingerprint } from './fingerprint.js';
+import { mergeRecord } from './merge.js';
+import type { PlannedOp } from './plan-batch.js';
+
+/** What one import did to one record, and what it replaced. */
+export interface UndoEntry {
+  /** The record's row in the import that changed it. */
+  row: number;
+  /** What that import did. */
+  action: 'create' | 'update' | 'delete';
+  /** The record's id on the server (a create: the id it got). */
+  id: string | number;
+  /** Natural key (username, group name, ACL id or groupId:name). */
+  key: string;
+  /** Fields the fingerprint covers: those an update changed, those a create wrote; none for a delete. */
+  fields: string[];
+  /** Fingerprint of those fields as written (`absent` for a delete). */
+  written: string;
+  /** An update: the changed fields' values before it (a field it gave a value first is left out); a delete: the whole record. */
+  before?: Record<string, unknown>;
+}
+
+/** The entry of an op the server applied; undefined for anything that changed nothing. */
+export function undoEntryOf(
+  resource: ResourceName,
+  op: PlannedOp,
+  result: Pick<RecordResult, 'status' | 'id'>,
+): UndoEntry | undefined {
+  if (result.status !== 'succeeded') return undefined;
+  const idField = RESOURCES[resource].idField;
+  // an update is any PUT of an existing record, whatever it is called (a lock is an update of status)
+  if (op.method === 'PUT' && op.action !== 'create' && op.existingId !== undefined) {
+    // an op planned with the record it overwrites but no field changes: derived from the two
+    const changes =
+      op.changes ?? (op.before ? mergeRecord(resource, op.before, op.payload).changes : []);
+    if (changes.length === 0) return undefined;
+    const fields = changes.map((change) => change.field);
+    const before: Record<string, unknown> = {};
+    for (const change of changes) if (change.from !== undefined) before[change.field] = change.from;
+    return {
+      row: op.row,
+      action: 'update',
+      id: op.existingId,
+      key: op.key,
+      fields,
+      written: writtenFingerprint(resource, op.payload, fields),
+      before,
+    };
+  }
+  if (op.action === 'create') {
+    const id = result.id ?? op.existingId;
+    if (id === undefined) return undefined;
+    const fields = Object.keys(op.payload).filter((field) => field !== idField);
+    return {
+      row: op.row,
+      action: 'create',
+      id,
+      key: op.key,
+      fields,
+      written: writtenFingerprint(resource, op.payload, fields),
+    };
+  }
+  if (op.action === 'delete' && op.before && op.existingId !== undefined) {
+    return {
+      row: op.row,
+      action: 'delete',
+      id: op.existingId,
+      key: op.key,
+      fields: [],
+      written: ABSENT,
+      before: op.before,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Fingerprint of these fields of a record, read the way the server reads them back: empty values
+ * ("", null, [], {}) count as absent, lists of names or ids as sets, and fields the server never
+ * reads back as written (a user's position and primaryGroup, …) are left out.
+ */
+export function writtenFingerprint(
+  resource: ResourceName,
+  record: Record<string, unknown> | undefined,
+  fields: readonly string[],
+): string {
+  if (record === undefined) return ABSENT;
+  const view: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = record[field];
+    if (isEmpty(value) || readsBackOtherwise(resource, field, value)) continue;
+    view[field] = Array.isArray(value) && value.every(isScalar) ? [...value].sort() : value;
+  }
+  return fingerprint(view);
+}
+
+/** One entry as Redis keeps it: a JSON array, the record values in the snapshot's compact form. */
+export function encodeUndoEntry(resource: ResourceName, entry: UndoEntry): string {
+  const compact = [entry.action, entry.id, entry.key, entry.fields, entry.written];
+  if (entry.before) compact.push(encodeCompact(resource, entry.before));
+  return JSON.stringify(compact);
+}
+
+export function decodeUndoEntry(resource: ResourceName, row: number, text: string): UndoEntry {
+  const [action, id, key, fields, written, before] = JSON.parse(text) as [
+    UndoEntry['action'],
+    string | number,
+    string,
+    string[],
+    string,
+    string | undefined,
+  ];
+  const entry: UndoEntry = { row, action, id, key, fields, written };
+  if (before !== undefined) entry.before = decodeCompact(resource, before);
+  return entry;
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+function isScalar(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
