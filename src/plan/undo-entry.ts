@@ -105,23 +105,49 @@ export function writtenFingerprint(
 
 /** One entry as Redis keeps it: a JSON array, the record values in the snapshot's compact form. */
 export function encodeUndoEntry(resource: ResourceName, entry: UndoEntry): string {
-  const compact = [entry.action, entry.id, entry.key, entry.fields, entry.written];
+  const compact = [
+    entry.action,
+    entry.id,
+    entry.key,
+    fieldsMask(resource, entry.fields),
+    entry.written,
+  ];
   if (entry.before) compact.push(encodeCompact(resource, entry.before));
   return JSON.stringify(compact);
 }
 
 export function decodeUndoEntry(resource: ResourceName, row: number, text: string): UndoEntry {
-  const [action, id, key, fields, written, before] = JSON.parse(text) as [
+  const [action, id, key, mask, written, before] = JSON.parse(text) as [
     UndoEntry['action'],
     string | number,
     string,
-    string[],
+    number | string[],
     string,
     string | undefined,
   ];
+  const fields = typeof mask === 'number' ? fieldsOfMask(resource, mask) : mask;
   const entry: UndoEntry = { row, action, id, key, fields, written };
   if (before !== undefined) entry.before = decodeCompact(resource, before);
   return entry;
+}
+
+/**
+ * The fields as one number, a bit per field of the resource in spec order (a million entries
+ * keep no million lists of names); a field the spec does not know keeps the list as it is.
+ */
+function fieldsMask(resource: ResourceName, fields: readonly string[]): number | readonly string[] {
+  const order = Object.keys(RESOURCES[resource].fields);
+  let mask = 0;
+  for (const field of fields) {
+    const bit = order.indexOf(field);
+    if (bit < 0 || bit > 30) return fields;
+    mask |= 1 << bit;
+  }
+  return mask;
+}
+
+function fieldsOfMask(resource: ResourceName, mask: number): string[] {
+  return Object.keys(RESOURCES[resource].fields).filter((_, bit) => bit <= 30 && mask & (1 << bit));
 }
 
 function isEmpty(value: unknown): boolean {
