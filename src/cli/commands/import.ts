@@ -6,16 +6,11 @@ import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
 import { isPorterError, PorterError } from '../../errors/porter-error.js';
 import { checkIngestOptions, loadMapping, type Mapping } from '../../ingest/index.js';
-import {
-  IMPORT_MODES,
-  LOOKUP_MODES,
-  type ImportInfo,
-  type ImportMode,
-  type LookupMode,
-} from '../../model/import.js';
-import { failureLimitText, oneOf, positiveInteger } from '../options.js';
+import type { ImportInfo, ImportMode, LookupMode } from '../../model/import.js';
+import { oneOf } from '../options.js';
 import { checkInputFile, checkOutputFile, openOutputFile, readJsonFile } from '../paths.js';
 import { describeActions, followImport, summarize } from '../progress.js';
+import { addImportOptions } from '../import-options.js';
 import { withContext } from '../with-context.js';
 import { checkSyncOptions } from '../../sync/sync-options.js';
 import {
@@ -68,7 +63,7 @@ function endFailedImport(exists: boolean, error: unknown): undefined {
 }
 
 export function registerImportCommand(program: Command): void {
-  const command = program
+  const base = program
     .command('import')
     .description(
       'Import a CSV, JSON or NDJSON file of users, groups or ACLs ("-" reads standard input)',
@@ -78,39 +73,8 @@ export function registerImportCommand(program: Command): void {
       '--resource <resource>',
       'users, groups or acls',
       oneOf('--resource', RESOURCE_NAMES),
-    )
-    .requiredOption(
-      '--mode <mode>',
-      'create, upsert, update, delete or sync (see porter sync)',
-      oneOf('--mode', IMPORT_MODES),
-    )
-    .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
-    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
-    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
-    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
-    .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
-    .option(
-      '--allow-admin',
-      'allow user types other than "General User", changing user types, and deleting such users',
-    )
-    .option(
-      '--allow-lookalike',
-      'allow a key that looks like another key (case, width, confusable letters)',
-    )
-    .option(
-      '--max-failures <n>',
-      'stop once this many records failed (a number, or a percentage like 5%)',
-      failureLimitText('--max-failures'),
-    )
-    .option(
-      '--lookup <how>',
-      'how records are looked up: auto, snapshot (one bulk read) or each (one read per record); default PORTER_LOOKUP',
-      oneOf('--lookup', LOOKUP_MODES),
-    )
-    .option(
-      '--dry-run',
-      'plan only: every record gets its planned action and field changes; nothing is written (then: porter apply ID)',
-    )
+    );
+  const command = addImportOptions(base)
     .option('--wait', 'follow the import until it ends, then summarize')
     .option('--report <file>', 'with --wait: write the per-record report to this file')
     .option('--force', 'overwrite the --report file when it exists')
