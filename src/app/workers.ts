@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
+import { createMigrationWorker } from '../queue/migration-queue.js';
+import { stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
@@ -65,14 +67,25 @@ export function startWorkers(
     logger: context.logger.child({ component: 'export-worker' }),
     deps: { store: context.exportStore, client, retry: context.retryPolicy },
   });
+  const migrationWorker = createMigrationWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    logger: context.logger.child({ component: 'migration-worker' }),
+    deps: stageRunnerDeps(context),
+  });
   let closing: Promise<void> | undefined;
   return {
-    workers: [importWorker, exportWorker],
+    workers: [importWorker, exportWorker, migrationWorker],
     close: () => {
       closing ??= (async () => {
         const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
         let timer: NodeJS.Timeout | undefined;
-        const drained = Promise.all([importWorker.close(), exportWorker.close()]).then(() => true);
+        const drained = Promise.all([
+          importWorker.close(),
+          exportWorker.close(),
+          migrationWorker.close(),
+        ]).then(() => true);
         const timedOut = new Promise<false>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
         });
@@ -87,6 +100,7 @@ export function startWorkers(
           // and the send journal keeps what they had sent from being applied twice
           importWorker.cancelAllJobs(SHUTDOWN_REASON);
           exportWorker.cancelAllJobs(SHUTDOWN_REASON);
+          migrationWorker.cancelAllJobs(SHUTDOWN_REASON);
           await Promise.race([
             drained,
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),

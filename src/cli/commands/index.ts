@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
+  migrate: async () => (await import('./migrate.js')).registerMigrateCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */
