@@ -156,7 +156,7 @@ export async function writeIdMap(
 ): Promise<number> {
   let count = 0;
   const write = async (text: string): Promise<void> => {
-    if (!out.write(text)) await new Promise((resolve) => out.once('drain', resolve));
+    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   };
   await write('resource,sourceId,targetId,key\n');
   for await (const entry of idMapEntries(context, migrationId)) {

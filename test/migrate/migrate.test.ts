@@ -1,4 +1,4 @@
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,9 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { waitFor } from '../helpers/redis.js';
 import { bundleText, seedSource } from './migrate-fixture.js';
+import { AdminClient } from '../../src/admin/client.js';
+import { diffDirectories, bundleDiffSource } from '../../src/app/diff.js';
+import { runPorter } from '../helpers/porter-cli.js';
 
 let source: RunningSandbox;
 let pipeline: Pipeline;
@@ -82,4 +85,97 @@ describe('porter migrate', () => {
     expect(idMap.split('\n')[0]).toBe('resource,sourceId,targetId,key');
     expect(idMap.trim().split('\n')).toHaveLength(1 + 4 + 8 + 20);
   }, 180_000);
+
+  it('a migrated target diffs equal to its source, and a second run writes nothing', async () => {
+    await seedSource(source.url, { groups: 3, usersPerGroup: 4, aclsPerGroup: 2 });
+    // the target already holds one group and one user of the source, under other ids, with
+    // other values, and records of its own
+    const client = new AdminClient({ baseUrl: pipeline.sandbox.url, requestTimeoutMs: 10_000 });
+    try {
+      await client.postGroups([{ name: 'target only' }, { name: 'another' }]);
+      await client.postGroups([{ name: 'src group 1', description: 'stale' }]);
+      await client.postUsers([{ username: 'src.user-2-1', firstName: 'Old' }]);
+    } finally {
+      await client.close();
+    }
+    const bundle = await bundleText(source.url);
+    const first = await migrate(bundle);
+    expect(first.state).toBe('completed');
+    const stats = pipeline.sandbox.store.stats;
+    expect(stats.applied.groups.updated).toBeGreaterThan(0);
+    // ids differ: the id map says so
+    await writeMigrationReport(pipeline.context, first.id, dir);
+    const idMap = await readFile(join(dir, 'id-map.csv'), 'utf8');
+    const groupRow = idMap.split('\n').find((line) => line.endsWith(',src group 1'))!;
+    const [, sourceId, targetId] = groupRow.split(',');
+    expect(sourceId).not.toBe(targetId);
+    for (const stage of ['groups', 'acls', 'users', 'memberships']) {
+      const report = await readFile(join(dir, `${stage}.csv`), 'utf8');
+      expect(report.trim().split('\n').length).toBeGreaterThan(1);
+    }
+
+    const sourceFile = join(dir, 'source.json');
+    const targetFile = join(dir, 'target.json');
+    await writeFile(sourceFile, bundle);
+    await writeFile(targetFile, await bundleText(pipeline.sandbox.url));
+    const diff = await diffDirectories(
+      pipeline.context,
+      bundleDiffSource(sourceFile),
+      bundleDiffSource(targetFile),
+      join(dir, 'diff'),
+    );
+    // the target's own groups are only in B; everything of the source is equal
+    expect(diff.counts.groups).toEqual({ onlyA: 0, onlyB: 2, different: 0, equal: 3 });
+    expect(diff.counts.users).toEqual({ onlyA: 0, onlyB: 0, different: 0, equal: 12 });
+    expect(diff.counts.acls).toEqual({ onlyA: 0, onlyB: 0, different: 0, equal: 6 });
+
+    // the CLI, on the target with the target's own groups gone: exit 0
+    const remover = new AdminClient({ baseUrl: pipeline.sandbox.url, requestTimeoutMs: 10_000 });
+    try {
+      await remover.deleteGroups([{ name: 'target only' }, { name: 'another' }]);
+    } finally {
+      await remover.close();
+    }
+    const cli = await runPorter(
+      ['diff', sourceFile, '--live', '--out', join(dir, 'cli-diff')],
+      pipeline.childEnv(),
+    );
+    expect(cli.stderr).toContain('equal');
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/users\s+0\s+0\s+0\s+12/);
+
+    const writesBefore = JSON.stringify(stats.writes);
+    const second = await migrate(bundle);
+    expect(second.state).toBe('completed');
+    expect(JSON.stringify(stats.writes)).toBe(writesBefore);
+    for (const stage of second.stages) {
+      expect(stage.actions).toEqual({ unchanged: stage.total });
+    }
+  }, 240_000);
+
+  it('a changed record makes the diff say where, with exit 2 and spreadsheet-safe cells', async () => {
+    await seedSource(source.url, { groups: 2, usersPerGroup: 2, aclsPerGroup: 1 });
+    const before = join(dir, 'before.json');
+    await writeFile(before, await bundleText(source.url));
+    const client = new AdminClient({ baseUrl: source.url, requestTimeoutMs: 10_000 });
+    try {
+      const [user] = await client.listUsers({ username: 'src.user-0-1' });
+      await client.putUsers([{ ...user, phone: '=1+2' }]);
+      await client.postUsers([{ username: 'newcomer' }]);
+    } finally {
+      await client.close();
+    }
+    const after = join(dir, 'after.json');
+    await writeFile(after, await bundleText(source.url));
+    const cli = await runPorter(
+      ['diff', before, after, '--out', join(dir, 'changes')],
+      pipeline.childEnv(),
+    );
+    expect(cli.code).toBe(2);
+    const csv = await readFile(join(dir, 'changes', 'diff.csv'), 'utf8');
+    expect(csv).toContain("src.user-0-1,users,phone,'+49 30 1234,'=1+2");
+    expect(csv).toContain('newcomer,users,(record),,present');
+    const rows = JSON.parse(await readFile(join(dir, 'changes', 'diff.json'), 'utf8')) as unknown[];
+    expect(rows).toHaveLength(2);
+  }, 120_000);
 });

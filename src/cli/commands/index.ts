@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
   migrate: async () => (await import('./migrate.js')).registerMigrateCommand,
+  diff: async () => (await import('./diff.js')).registerDiffCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */
