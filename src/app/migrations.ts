@@ -10,6 +10,7 @@ import { readBundle } from '../migrate/bundle-reader.js';
 import {
   STAGES,
   STAGE_SECTION,
+  PLANNED_ID,
   type IdMapEntry,
   type MigrationInfo,
   type MigrationOptions,
@@ -160,7 +161,9 @@ export async function writeIdMap(
   };
   await write('resource,sourceId,targetId,key\n');
   for await (const entry of idMapEntries(context, migrationId)) {
-    const cells = [entry.resource, entry.sourceId, entry.targetId, entry.key];
+    // a dry run's record that would be created has no target id yet
+    const targetId = entry.targetId === PLANNED_ID ? '(new)' : entry.targetId;
+    const cells = [entry.resource, entry.sourceId, targetId, entry.key];
     await write(`${cells.map(csvCell).join(',')}\n`);
     count++;
   }

@@ -178,4 +178,68 @@ describe('porter migrate', () => {
     const rows = JSON.parse(await readFile(join(dir, 'changes', 'diff.json'), 'utf8')) as unknown[];
     expect(rows).toHaveLength(2);
   }, 120_000);
+
+  it('under --mode create, a group whose name is taken fails, and so do its ACLs and memberships; the rest migrate', async () => {
+    await seedSource(source.url, { groups: 3, usersPerGroup: 2, aclsPerGroup: 2 });
+    const client = new AdminClient({ baseUrl: pipeline.sandbox.url, requestTimeoutMs: 10_000 });
+    try {
+      await client.postGroups([{ name: 'filler' }, { name: 'src group 1', description: 'theirs' }]);
+    } finally {
+      await client.close();
+    }
+    const info = await migrate(await bundleText(source.url), { mode: 'create' });
+    expect(info.state).toBe('completed_with_errors');
+    const counts = Object.fromEntries(
+      info.stages.map((stage) => [stage.stage, [stage.counts?.succeeded, stage.counts?.failed]]),
+    );
+    expect(counts).toEqual({
+      groups: [2, 1],
+      acls: [4, 2],
+      users: [6, 0],
+      memberships: [2, 1],
+    });
+    const target = pipeline.sandbox.store;
+    expect(target.groupByName('src group 1')!.description).toBe('theirs');
+    expect(target.groupByName('src group 1')!.users).toEqual([]);
+    expect(target.acls().filter((acl) => acl.name?.startsWith('acl 1-'))).toHaveLength(0);
+    await writeMigrationReport(pipeline.context, info.id, dir);
+    const acls = await readFile(join(dir, 'acls.csv'), 'utf8');
+    const failedAcls = acls.split('\n').filter((line) => line.includes('PORTER_REFERENCE_FAILED'));
+    expect(failedAcls).toHaveLength(2);
+    expect(failedAcls[0]).toContain('group ""src group 1""');
+    expect(failedAcls[0]).toContain('ALREADY_EXISTS');
+    const memberships = await readFile(join(dir, 'memberships.csv'), 'utf8');
+    expect(memberships).toMatch(/PORTER_REFERENCE_FAILED.*src group 1/);
+    const idMap = await readFile(join(dir, 'id-map.csv'), 'utf8');
+    expect(idMap).not.toContain(',src group 1\n');
+    expect(idMap).toContain(',src group 2\n');
+  }, 180_000);
+
+  it('a dry run writes nothing and shows the plan of every stage', async () => {
+    await seedSource(source.url, { groups: 3, usersPerGroup: 2, aclsPerGroup: 2 });
+    const client = new AdminClient({ baseUrl: pipeline.sandbox.url, requestTimeoutMs: 10_000 });
+    try {
+      await client.postGroups([{ name: 'src group 0', description: 'old' }]);
+    } finally {
+      await client.close();
+    }
+    const stats = pipeline.sandbox.store.stats;
+    const writesBefore = JSON.stringify(stats.writes);
+    const info = await migrate(await bundleText(source.url), { dryRun: true });
+    expect(info.state).toBe('completed');
+    expect(JSON.stringify(stats.writes)).toBe(writesBefore);
+    expect(pipeline.sandbox.store.counts()).toEqual({ users: 0, groups: 1, acls: 0 });
+    const actions = Object.fromEntries(info.stages.map((stage) => [stage.stage, stage.actions]));
+    expect(actions).toEqual({
+      groups: { create: 2, update: 1 },
+      acls: { create: 6 },
+      users: { create: 6 },
+      memberships: { update: 3 },
+    });
+    await writeMigrationReport(pipeline.context, info.id, dir);
+    const groups = await readFile(join(dir, 'groups.csv'), 'utf8');
+    expect(groups).toContain('description: old → group number 0');
+    const idMap = await readFile(join(dir, 'id-map.csv'), 'utf8');
+    expect(idMap).toMatch(/groups,\d+,\(new\),src group 1/);
+  }, 180_000);
 });
