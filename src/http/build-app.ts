@@ -13,6 +13,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
 import { exportRoutes } from './routes/exports.js';
 import { importRoutes } from './routes/imports.js';
+import { migrationRoutes } from './routes/migrations.js';
 import { scheduleRoutes } from './routes/schedules.js';
 
 export interface ApiOptions {
@@ -86,6 +87,7 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   });
   await app.register(importRoutes, { context: options.context, maxUploadBytes });
   await app.register(exportRoutes, { context: options.context });
+  await app.register(migrationRoutes, { context: options.context, maxUploadBytes });
   await app.register(scheduleRoutes, { context: options.context });
   return app;
 }

@@ -216,6 +216,12 @@ export async function* readBundle(
       throw unreadable(`the value of "${key}" is not JSON`);
     }
     text = [];
+    // a document of another kind or version is refused before its sections are read
+    if (key === 'porter' && value !== BUNDLE_KIND)
+      throw unreadable(`"porter" is not "${BUNDLE_KIND}"`);
+    if (key === 'version' && value !== BUNDLE_VERSION) {
+      throw unreadable(`"version" is ${JSON.stringify(value)}, not ${BUNDLE_VERSION}`);
+    }
     (head as Record<string, unknown>)[key] = value;
     state = 'after';
   }
