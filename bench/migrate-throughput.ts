@@ -307,7 +307,7 @@ async function main(): Promise<void> {
         endsAt: timing.endsAt,
       };
       say(
-        `  ${stage.stage.padEnd(12)} ${String(stage.total).padStart(8)} records in ${seconds.toFixed(1).padStart(6)} s: ${String(rate).padStart(7)} records/s`,
+        `  ${stage.stage.padEnd(12)} ${String(stage.total).padStart(8)} records in ${seconds.toFixed(1).padStart(6)} s: ${String(rate).padStart(7)} records/s, ${(timing.startsAt ?? 0).toFixed(1)}–${(timing.endsAt ?? 0).toFixed(1)} s after the migration began`,
       );
     }
     const overall = Math.round(records / migration.seconds);

@@ -88,7 +88,7 @@ export interface MigrationWorkerOptions {
   lockDurationMs: number;
   /** Stage jobs handled at once. @defaultValue 2 */
   concurrency?: number;
-  /** How often a running stage looks whether its import has settled. @defaultValue 500 */
+  /** How often a running stage looks whether its import has settled. @defaultValue 200 */
   pollMs?: number;
   deps: StageRunnerDeps;
   logger: Logger;
@@ -96,7 +96,7 @@ export interface MigrationWorkerOptions {
 
 /** The worker that runs migration stages. */
 export function createMigrationWorker(options: MigrationWorkerOptions): Worker<MigrationJobData> {
-  const pollMs = options.pollMs ?? 500;
+  const pollMs = options.pollMs ?? 200;
   const processor = async (job: Job<MigrationJobData>, token?: string): Promise<string> => {
     const { migrationId, stage } = job.data;
     if (stage === 'finish') return finishMigration(options.deps, migrationId);

@@ -80,6 +80,10 @@ describe('porter migrate', () => {
     const member = target.userByName('src.user-1-0')!;
     const groupNames = member.groups!.map((id) => target.group(id)!.name).sort();
     expect(groupNames).toEqual(['src group 1', 'src group 2']);
+    const status = await runPorter(['status', info.id], pipeline.childEnv());
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`migration ${info.id} completed`);
+    expect(status.stdout).toMatch(/users\s+done\s+20\/20 users: 20 succeeded \(20 create\)/);
     await writeMigrationReport(pipeline.context, info.id, dir);
     const idMap = await readFile(join(dir, 'id-map.csv'), 'utf8');
     expect(idMap.split('\n')[0]).toBe('resource,sourceId,targetId,key');
