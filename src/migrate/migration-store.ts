@@ -133,6 +133,7 @@ export class MigrationStore {
     if (reason !== undefined) fields.reason = reason;
     if (state !== 'running' && state !== 'receiving') fields.finishedAt = now;
     await this.redis.hset(this.key(migrationId, 'meta'), fields);
+    await this.expire(migrationId);
   }
 
   async meta(migrationId: string): Promise<Record<string, string> | undefined> {
@@ -222,6 +223,9 @@ export class MigrationStore {
     if (mapped.length > 0) multi.hset(this.key(migrationId, `map:${resource}`), ...mapped.flat());
     if (failed.length > 0)
       multi.hset(this.key(migrationId, `failed:${resource}`), ...failed.flat());
+    // the map lives as long as the rest of the migration
+    multi.expire(this.key(migrationId, `map:${resource}`), this.ttlSeconds);
+    multi.expire(this.key(migrationId, `failed:${resource}`), this.ttlSeconds);
     await multi.exec();
   }
 
