@@ -64,29 +64,31 @@ export async function startMigration(
   await store.create(migrationId, request.options, request.fileName);
   onCreated?.(migrationId);
   const totals: Record<ResourceName, number> = { groups: 0, users: 0, acls: 0 };
-  // group names by source id, for ACL keys: groups come first in a bundle; kept in Redis
   try {
+    // records go to Redis about 1000 at a time, one write in flight while the next are read
+    let pending: Promise<void> = Promise.resolve();
+    let buffer: Record<string, unknown>[] = [];
+    let buffered: ResourceName | undefined;
+    const flush = async (): Promise<void> => {
+      await pending;
+      if (buffered === undefined || buffer.length === 0) return;
+      pending = stageSection(store, migrationId, buffered, buffer);
+      // a failed write surfaces at the next flush
+      pending.catch(() => {});
+      buffer = [];
+    };
     for await (const part of readBundle(request.source)) {
       if (part.kind === 'end') {
+        await flush();
+        await pending;
         await store.markReceived(migrationId, part.head, totals);
         break;
       }
-      const { resource, records } = part;
-      totals[resource] += records.length;
-      let groupNames = new Map<string, string>();
-      if (resource === 'acls') {
-        const ids = [...new Set(records.map((record) => String(record.groupId)))];
-        const refs = await store.refs(migrationId, 'groups', ids);
-        groupNames = new Map(ids.map((id) => [id, refs.get(id)?.key ?? `#${id}`]));
-      }
-      await store.stageRecords(migrationId, resource, records, (record) => [
-        sourceIdOf(resource, record),
-        resource === 'users'
-          ? String(record.username)
-          : resource === 'groups'
-            ? String(record.name)
-            : aclKeyText(groupNames.get(String(record.groupId)) ?? '', String(record.name)),
-      ]);
+      if (part.resource !== buffered) await flush();
+      buffered = part.resource;
+      totals[part.resource] += part.records.length;
+      buffer.push(...part.records);
+      if (buffer.length >= STAGE_CHUNK) await flush();
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -106,6 +108,31 @@ export async function startMigration(
     migrationId,
   );
   return requireMigration(context, migrationId);
+}
+
+const STAGE_CHUNK = 1000;
+
+/** Keeps records of a bundle section in Redis with their natural keys (ACLs: group and name). */
+async function stageSection(
+  store: MigrationStore,
+  migrationId: string,
+  resource: ResourceName,
+  records: readonly Record<string, unknown>[],
+): Promise<void> {
+  let groupNames = new Map<string, string>();
+  if (resource === 'acls') {
+    const ids = [...new Set(records.map((record) => String(record.groupId)))];
+    const refs = await store.refs(migrationId, 'groups', ids);
+    groupNames = new Map(ids.map((id) => [id, refs.get(id)?.key ?? `#${id}`]));
+  }
+  await store.stageRecords(migrationId, resource, records, (record) => [
+    sourceIdOf(resource, record),
+    resource === 'users'
+      ? String(record.username)
+      : resource === 'groups'
+        ? String(record.name)
+        : aclKeyText(groupNames.get(String(record.groupId)) ?? '', String(record.name)),
+  ]);
 }
 
 /** The migration, or PORTER_NOT_FOUND. */
