@@ -246,4 +246,33 @@ describe('porter migrate', () => {
     const idMap = await readFile(join(dir, 'id-map.csv'), 'utf8');
     expect(idMap).toMatch(/groups,\d+,\(new\),src group 1/);
   }, 180_000);
+
+  it('porter migrate: a dry run shows the plan, then the migration writes its report directory', async () => {
+    await seedSource(source.url, { groups: 2, usersPerGroup: 2, aclsPerGroup: 1 });
+    const bundleFile = join(dir, 'bundle.json');
+    await writeFile(bundleFile, await bundleText(source.url));
+    const plan = await runPorter(
+      ['migrate', bundleFile, '--dry-run', '--wait', '--report', join(dir, 'plan')],
+      pipeline.childEnv(),
+    );
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toMatch(/^mig_/);
+    expect(plan.stderr).toContain('[dry run]');
+    expect(plan.stderr).toMatch(/users\s+done\s+4\/4 users: 4 planned \(4 create\)/);
+    expect(pipeline.sandbox.store.counts()).toEqual({ users: 0, groups: 0, acls: 0 });
+    const run = await runPorter(
+      ['migrate', bundleFile, '--wait', '--report', join(dir, 'report')],
+      pipeline.childEnv(),
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/memberships\s+done\s+2\/2 group member lists: 2 succeeded/);
+    for (const file of ['groups', 'acls', 'users', 'memberships', 'id-map']) {
+      const text = await readFile(join(dir, 'report', `${file}.csv`), 'utf8');
+      expect(text.length).toBeGreaterThan(0);
+    }
+    expect(pipeline.sandbox.store.counts()).toEqual({ users: 4, groups: 2, acls: 2 });
+    const refused = await runPorter(['migrate', bundleFile, '--report', dir], pipeline.childEnv());
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain('--report needs --wait');
+  }, 180_000);
 });
