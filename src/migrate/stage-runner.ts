@@ -9,6 +9,7 @@ import type { IngestItem } from '../ingest/index.js';
 import type { ImportInfo, ImportOptions, RecordResult } from '../model/import.js';
 import { naturalKey } from '../plan/plan-batch.js';
 import type { ImportStore } from '../results/import-store.js';
+import { mapConcurrent } from '../util/concurrency.js';
 import type { SubmitImportRequest } from '../imports/submit-import.js';
 import {
   PLANNED_ID,
@@ -162,16 +163,19 @@ export async function settleStage(
   const { migrations, imports } = deps;
   const known = await migrations.stageOf(migrationId, stage);
   if (known.phase === 'done') return true;
-  if (!known.importId) return false;
-  const info = await imports.get(known.importId);
+  const importId = known.importId;
+  if (!importId) return false;
+  const info = await imports.get(importId);
   if (!info?.settled) return false;
   if (stage !== 'memberships') {
     const section = STAGE_SECTION[stage];
     const total = await migrations.sourceCount(migrationId, section);
-    for (let start = 0; start < total; start += CHUNK) {
+    const starts = Array.from({ length: Math.ceil(total / CHUNK) }, (_, index) => index * CHUNK);
+    // chunks are independent: a few at once, so the next stage starts sooner
+    await mapConcurrent(starts, 4, async (start) => {
       const records = await migrations.readSource(migrationId, section, start, CHUNK);
       const rows = records.map((_, index) => start + index + 1);
-      const results = await imports.resultsOf(known.importId, rows);
+      const results = await imports.resultsOf(importId, rows);
       const mapped: [string, string][] = [];
       const failed: [string, string][] = [];
       records.forEach((record, index) => {
@@ -189,7 +193,7 @@ export async function settleStage(
         }
       });
       await migrations.recordOutcomes(migrationId, section, mapped, failed);
-    }
+    });
   }
   await migrations.setStage(migrationId, stage, { phase: 'done' });
   return true;
