@@ -70,24 +70,40 @@ async function* stageLines(
 ): AsyncGenerator<string> {
   const section = STAGE_SECTION[stage];
   const total = await deps.migrations.sourceCount(migrationId, section);
-  for (let start = 0; start < total; start += CHUNK) {
-    const records = await deps.migrations.readSource(migrationId, section, start, CHUNK);
-    const wanted: Record<'groups' | 'users', Set<string>> = { groups: new Set(), users: new Set() };
-    for (const record of records) {
-      for (const reference of referencesOf(stage, record)) {
-        wanted[reference.resource].add(reference.sourceId);
-      }
-    }
-    const [groups, users] = await Promise.all([
-      deps.migrations.refs(migrationId, 'groups', [...wanted.groups]),
-      deps.migrations.refs(migrationId, 'users', [...wanted.users]),
-    ]);
-    const lookup = (reference: SourceReference): SourceRef | undefined =>
-      (reference.resource === 'groups' ? groups : users).get(reference.sourceId);
-    let text = '';
-    for (const record of records) text += `${JSON.stringify(stageLine(stage, record, lookup))}\n`;
+  // the next chunk is read from Redis while the import parses this one
+  let next = total > 0 ? chunkLines(deps, migrationId, stage, 0) : undefined;
+  for (let start = 0; next !== undefined; start += CHUNK) {
+    const text = await next;
+    next = start + CHUNK < total ? chunkLines(deps, migrationId, stage, start + CHUNK) : undefined;
+    // a prefetch that fails surfaces when it is awaited
+    next?.catch(() => {});
     yield text;
   }
+}
+
+/** The import lines of one chunk of the stage's records, references rewritten. */
+async function chunkLines(
+  deps: StageRunnerDeps,
+  migrationId: string,
+  stage: StageName,
+  start: number,
+): Promise<string> {
+  const records = await deps.migrations.readSource(migrationId, STAGE_SECTION[stage], start, CHUNK);
+  const wanted: Record<'groups' | 'users', Set<string>> = { groups: new Set(), users: new Set() };
+  for (const record of records) {
+    for (const reference of referencesOf(stage, record)) {
+      wanted[reference.resource].add(reference.sourceId);
+    }
+  }
+  const [groups, users] = await Promise.all([
+    deps.migrations.refs(migrationId, 'groups', [...wanted.groups]),
+    deps.migrations.refs(migrationId, 'users', [...wanted.users]),
+  ]);
+  const lookup = (reference: SourceReference): SourceRef | undefined =>
+    (reference.resource === 'groups' ? groups : users).get(reference.sourceId);
+  let text = '';
+  for (const record of records) text += `${JSON.stringify(stageLine(stage, record, lookup))}\n`;
+  return text;
 }
 
 /**
