@@ -8,7 +8,7 @@
  *
  *   npx tsx bench/import-throughput.ts [--rows 1000000] [--batch-size 100] [--concurrency 8]
  *       [--latency MS] [--workers N | --curve 1,2,4] [--mode create|upsert [--preseed]]
- *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json]
+ *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json] [--cpu-prof DIR]
  *
  * --concurrency is per worker process (`porter worker --concurrency C`); the direct run keeps
  * workers × C calls in flight. --curve runs direct and end to end once per worker count.
@@ -16,6 +16,8 @@
  * second user in the end-to-end sandbox beforehand, with other names, so half the import updates.
  * --sandbox process (default) runs each sandbox as its own `porter sandbox` child process, so the
  * sandbox does not share an event loop with the direct client; inline runs it in this process.
+ * --cpu-prof DIR writes a V8 CPU profile of every porter process (producer, workers, sandbox
+ * children) into DIR, for `node --cpu-prof`-style reading.
  * --json prints the human lines on stderr and one JSON line of every figure on stdout.
  *
  * Memory: peak resident memory (VmHWM) of the producer, each worker and a sandbox child, and
@@ -37,6 +39,8 @@ import { Redis } from 'ioredis';
 import { AdminClient } from '../src/admin/client.js';
 import type { UserRecord } from '../src/admin/schemas.js';
 import { IMPORT_QUEUE } from '../src/queue/import-queue.js';
+import { importIndexKey } from '../src/results/import-keys.js';
+import { ImportStore } from '../src/results/import-store.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { deleteKeysWithPrefix } from '../src/util/redis.js';
 
@@ -53,6 +57,7 @@ const { values } = parseArgs({
     preseed: { type: 'boolean', default: false },
     sandbox: { type: 'string', default: 'process' },
     json: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -157,7 +162,8 @@ function porter(
   env: NodeJS.ProcessEnv,
   output: { stdout: 'ignore' | 'pipe'; stderr?: 'inherit' | 'pipe' },
 ): ChildProcess {
-  const child = spawn('node', ['--import', HWM_HOOK, 'bin/porter.js', ...args], {
+  const profile = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
+  const child = spawn('node', [...profile, '--import', HWM_HOOK, 'bin/porter.js', ...args], {
     env: { ...env, BENCH_HWM_DIR: hwmDir },
     stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
   });
@@ -340,6 +346,7 @@ interface EndToEndResult {
   redis: { beforeBytes: number; peakBytes: number; settledBytes: number };
   /** Keys under the bench prefix once the import settled, and their MEMORY USAGE. */
   own: { keys: number; bytes: number };
+  phases?: { beforeSnapshot: number; snapshot: number; batches: number };
   users: number;
   /** The producer's last line: the import's summary. */
   summary: string;
@@ -402,6 +409,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     peakBytes = Math.max(peakBytes, await usedMemory(redis));
     const settledBytes = await settledMemory(redis);
     const own = await ownKeys(redis);
+    const phases = await importPhases(redis, started);
     producerMiB = Math.max(producerMiB, await peakMiB(producer.pid));
 
     await Promise.all(workers.map((worker) => stop(worker)));
@@ -422,6 +430,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       sandboxMiB: await peakMiB(sandbox.pid),
       redis: { beforeBytes, peakBytes, settledBytes },
       own,
+      phases,
       users: counted.users,
       summary: producerLines.at(-1) ?? '',
     };
@@ -431,6 +440,30 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     redis.disconnect();
     await deleteKeysWithPrefix(redisUrl, prefix);
   }
+}
+
+/**
+ * Where the end-to-end seconds went, from the import's own record: start-up and upload until
+ * the snapshot's read began, the read, then the batches until the import ended.
+ */
+async function importPhases(
+  redis: Redis,
+  started: number,
+): Promise<{ beforeSnapshot: number; snapshot: number; batches: number } | undefined> {
+  const [id] = await redis.zrange(importIndexKey(prefix), '0', '0');
+  if (id === undefined) return undefined;
+  const store = new ImportStore({ redis, prefix });
+  const info = await store.get(id);
+  const takenAt = info?.lookup?.takenAt;
+  if (!info?.finishedAt || !takenAt) return undefined;
+  const startedAt = performance.timeOrigin + started;
+  const read = (info.lookup?.durationMs ?? 0) / 1000;
+  const beforeSnapshot = (Date.parse(takenAt) - startedAt) / 1000;
+  return {
+    beforeSnapshot,
+    snapshot: read,
+    batches: (Date.parse(info.finishedAt) - Date.parse(takenAt)) / 1000 - read,
+  };
 }
 
 // ---- run ----
@@ -499,6 +532,12 @@ try {
         `(${perRecord(redis.peakBytes - redis.beforeBytes)}), settled ${mib(redis.settledBytes)} MiB ` +
         `(${perRecord(redis.settledBytes - redis.beforeBytes)})`,
     );
+    if (e2e.phases) {
+      const { beforeSnapshot, snapshot, batches } = e2e.phases;
+      say(
+        `  phases: start-up and upload ${beforeSnapshot.toFixed(1)} s, snapshot read ${snapshot.toFixed(1)} s, batches ${batches.toFixed(1)} s (${(rows / batches).toFixed(0)} records/s)`,
+      );
+    }
     say(
       `  Redis keys under the bench prefix once settled: ${e2e.own.keys} keys, ${mib(e2e.own.bytes)} MiB (${perRecord(e2e.own.bytes)})`,
     );

@@ -106,7 +106,6 @@ export type AdminErrorBody = z.infer<typeof adminErrorBodySchema>;
 
 /** User types the real product knows; the two administrator types are guarded on import. */
 export const USER_TYPES = ['General User', 'Group Administrator', 'Global Administrator'] as const;
-export const ADMIN_USER_TYPES: readonly string[] = ['Group Administrator', 'Global Administrator'];
 
 /** Permission names observed in the spec; others are warned about, never refused. */
 export const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set([

@@ -17,6 +17,10 @@ import {
   type ImportJobData,
 } from '../queue/import-queue.js';
 import { createExportQueue, type ExportJobData } from '../queue/export-queue.js';
+import {
+  createImportScheduleQueue,
+  type ImportScheduleJobData,
+} from '../queue/import-schedules.js';
 import type { BreakerOptions } from '../execute/circuit-breaker.js';
 import { ImportHealth, ImportRuntime, UploadKeys } from '../results/import-runtime.js';
 import { ImportStore } from '../results/import-store.js';
@@ -43,6 +47,8 @@ export interface PorterContext {
   readonly exportStore: ExportStore;
   /** Export runs and the schedulers that make them. */
   readonly exportQueue: Queue<ExportJobData>;
+  /** Import schedules and the runs they make. */
+  readonly importScheduleQueue: Queue<ImportScheduleJobData>;
   readonly retryPolicy: RetryPolicy;
   /** Shared rate cap and 429 back-off of every request to the admin server. */
   readonly requestGate: RequestGate;
@@ -99,6 +105,11 @@ export async function createPorterContext(
     prefix: env.PORTER_PREFIX,
     jobTtlSeconds: ttlSeconds,
   });
+  const importScheduleQueue = createImportScheduleQueue({
+    connection: bullConnection,
+    prefix: env.PORTER_PREFIX,
+    jobTtlSeconds: ttlSeconds,
+  });
   const retryPolicy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     maxAttempts: env.PORTER_MAX_ATTEMPTS,
@@ -120,6 +131,7 @@ export async function createPorterContext(
     importQueue,
     exportStore,
     exportQueue,
+    importScheduleQueue,
     retryPolicy,
     requestGate,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
@@ -132,7 +144,7 @@ export async function createPorterContext(
       }),
     close: () => {
       closing ??= (async () => {
-        await Promise.all([importQueue.close(), exportQueue.close()]);
+        await Promise.all([importQueue.close(), exportQueue.close(), importScheduleQueue.close()]);
         await Promise.allSettled([redis.quit(), bullConnection.quit()]);
       })();
       return closing;

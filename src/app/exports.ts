@@ -183,11 +183,14 @@ export async function addSchedule(
   submission: ScheduleSubmission,
 ): Promise<ScheduleInfo> {
   const { name, cron, tz, keep, ...request } = submission;
-  return upsertSchedule(
+  const info = await upsertSchedule(
     context.exportQueue,
     { name, cron, tz, keep, request: checkExportRequest(request) },
     ttlSeconds(context),
   );
+  // one schedule per name: an import schedule of this name is replaced
+  await context.importScheduleQueue.removeJobScheduler(name);
+  return info;
 }
 
 /** Every schedule, soonest first. */

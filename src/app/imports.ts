@@ -1,7 +1,8 @@
 /** Import use cases shared by the CLI and the HTTP API: submit, follow, cancel, report. */
 import type { Writable } from 'node:stream';
 import { PorterError } from '../errors/porter-error.js';
-import type { ImportInfo, RecordResult, ResultStatus } from '../model/import.js';
+import type { ImportInfo, ImportOptions, RecordResult, ResultStatus } from '../model/import.js';
+import { newImportId } from '../results/import-id.js';
 import { writeCsvReport, writeJsonReport } from '../results/index.js';
 import { submitImport, type SubmitImportRequest } from '../imports/submit-import.js';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { naturalKey } from '../plan/plan-batch.js';
+import { checkSyncImport } from '../sync/sync-options.js';
 import type { PorterContext } from './context.js';
 
 export type ReportFormat = 'csv' | 'json';
@@ -21,10 +23,11 @@ export function startImport(
   request: SubmitImportRequest,
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
-  const options = {
-    ...request.options,
-    lookup: request.options.lookup ?? context.env.PORTER_LOOKUP,
-  };
+  const options = checkSyncImport(
+    request.options.mode === 'sync'
+      ? request.options
+      : { ...request.options, lookup: request.options.lookup ?? context.env.PORTER_LOOKUP },
+  );
   return submitImport(
     { ...request, options },
     {
@@ -118,6 +121,8 @@ export async function cancelImport(
   }
   await context.store.cancel(importId, reason);
   await dropPendingBatches(context.importQueue, context, importId, CANCELLED_REASON);
+  // a held sync's plan is dropped: nothing of it can be approved any more
+  if (info.state === 'held') await context.redis.unlink(context.store.keys(importId).staged);
   return requireImport(context, importId);
 }
 
@@ -164,14 +169,56 @@ export async function applyImport(
       `dry run ${dryRunId} ended ${plan.state}; no plan to apply`,
     );
   }
+  return startApplication(context, plan, { onCreated });
+}
+
+/**
+ * Approves a held sync: its plan is written as planned by a new import (`applyOf` names the held
+ * one), each record only where the server still holds what it was planned against, else
+ * `PORTER_PLAN_STALE`, not written. The held sync becomes completed, so it is approved once.
+ */
+export async function approveImport(
+  context: PorterContext,
+  heldId: string,
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  const plan = await requireImport(context, heldId);
+  if (plan.state !== 'held' || !plan.settled) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `import ${heldId} is ${plan.state}, not a held sync; nothing to approve`,
+    );
+  }
+  const applicationId = newImportId();
+  const bad = plan.counts.failed + plan.counts.unprocessed;
+  const reason = `approved; written by import ${applicationId}`;
+  const to = bad === 0 ? 'completed' : 'completed_with_errors';
+  // the state changes first and once: two approvals at the same time write the plan once
+  if (!(await context.store.transition(heldId, ['held'], to, reason))) {
+    throw new PorterError('PORTER_CONFLICT', `import ${heldId} is no longer held`);
+  }
+  const application = await startApplication(context, plan, { id: applicationId, onCreated });
+  // the plan's records now live in the application; the held sync keeps its report
+  await context.redis.unlink(context.store.keys(heldId).staged);
+  return application;
+}
+
+/** A new import that writes a plan: a finished dry run, or an approved held sync. */
+async function startApplication(
+  context: PorterContext,
+  plan: ImportInfo,
+  init: { id?: string; onCreated?: (info: ImportInfo) => void },
+): Promise<ImportInfo> {
+  const dryRunId = plan.id;
   const { store } = context;
   const info = await store.create({
+    id: init.id,
     options: { ...plan.options, dryRun: false },
     source: plan.source,
     applyOf: dryRunId,
     columns: plan.columns,
   });
-  onCreated?.(info);
+  init.onCreated?.(info);
   const staged = await store.copyStaged(dryRunId, info.id);
   // the keys the snapshot of this application keeps, as an upload's would be
   for (let start = 0; start < staged; start += 1000) {
@@ -198,7 +245,7 @@ export async function applyImport(
   await flush();
   const batches = Math.ceil(staged / plan.options.batchSize);
   const received = await store.markReceived(info.id, { total: plan.total, batches });
-  if (batches > 0) await context.enqueuePrepare(info.id);
+  if (batches > 0 || plan.options.mode === 'sync') await context.enqueuePrepare(info.id);
   return received;
 }
 
@@ -231,6 +278,8 @@ export async function retryImport(
   // NDJSON keeps typed JSON values as they were, and reads CSV text the way CSV does
   async function* lines(): AsyncGenerator<string> {
     for await (const result of results) {
+      // a sync's records found only on the server are the next sync's to handle
+      if (result.serverOnly) continue;
       // the row here lets the retry ask this import's send journal what it had sent
       const links = {
         porter_sourceRow: String(result.sourceRow ?? result.row),
@@ -239,10 +288,16 @@ export async function retryImport(
       yield `${JSON.stringify({ ...result.input, ...links })}\n`;
     }
   }
+  // a retry of a sync sends the file's records again as an upsert: a sync of a few records
+  // would take every other record on the server for one its file leaves out
+  const options: ImportOptions =
+    original.options.mode === 'sync'
+      ? { ...original.options, mode: 'upsert', sync: undefined }
+      : original.options;
   return startImport(
     context,
     {
-      options: original.options,
+      options,
       source: lines(),
       fileName: `retry-of-${importId}.ndjson`,
       format: 'ndjson',

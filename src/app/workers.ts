@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
+import { createImportScheduleWorker } from '../queue/import-schedule-worker.js';
+import { runImportScheduleJob } from './import-schedules.js';
 import { createMigrationWorker } from '../queue/migration-queue.js';
 import { stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
@@ -47,9 +49,15 @@ export function startWorkers(
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
     gate: context.requestGate,
-    prepare: { redis: context.redis, store: context.store, target: targetName(context.env) },
+    prepare: {
+      redis: context.redis,
+      store: context.store,
+      target: targetName(context.env),
+      selfUser: context.env.ADMIN_USER,
+    },
     deps: {
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
+      selfUser: context.env.ADMIN_USER,
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,
@@ -67,6 +75,14 @@ export function startWorkers(
     logger: context.logger.child({ component: 'export-worker' }),
     deps: { store: context.exportStore, client, retry: context.retryPolicy },
   });
+  // runs of import schedules: each reads its file and submits an import to the queue above
+  const importScheduleWorker = createImportScheduleWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    run: (data, jobId) => runImportScheduleJob(context, data, jobId),
+    logger: context.logger.child({ component: 'import-schedule-worker' }),
+  });
   const migrationWorker = createMigrationWorker({
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
@@ -76,7 +92,7 @@ export function startWorkers(
   });
   let closing: Promise<void> | undefined;
   return {
-    workers: [importWorker, exportWorker, migrationWorker],
+    workers: [importWorker, exportWorker, importScheduleWorker, migrationWorker],
     close: () => {
       closing ??= (async () => {
         const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
@@ -84,6 +100,7 @@ export function startWorkers(
         const drained = Promise.all([
           importWorker.close(),
           exportWorker.close(),
+          importScheduleWorker.close(),
           migrationWorker.close(),
         ]).then(() => true);
         const timedOut = new Promise<false>((resolve) => {
@@ -100,6 +117,7 @@ export function startWorkers(
           // and the send journal keeps what they had sent from being applied twice
           importWorker.cancelAllJobs(SHUTDOWN_REASON);
           exportWorker.cancelAllJobs(SHUTDOWN_REASON);
+          importScheduleWorker.cancelAllJobs(SHUTDOWN_REASON);
           migrationWorker.cancelAllJobs(SHUTDOWN_REASON);
           await Promise.race([
             drained,

@@ -39,8 +39,10 @@ export function describeProgress(info: ImportInfo, startedAt: number, doneAtStar
 export function summarize(info: ImportInfo): string {
   const { succeeded, failed, skipped, unprocessed, planned } = info.counts;
   const reason = info.reason ? ` (${info.reason})` : '';
-  const what = info.options.dryRun ? 'dry run' : 'import';
-  const done = info.options.dryRun ? `${planned} planned` : `${succeeded} succeeded`;
+  const what = info.options.dryRun ? 'dry run' : info.options.mode === 'sync' ? 'sync' : 'import';
+  // a held sync planned only, as a dry run does
+  const plans = info.options.dryRun || info.state === 'held';
+  const done = plans ? `${planned} planned` : `${succeeded} succeeded`;
   return (
     `${what} ${info.id} ${info.state}${reason}: ${info.total} records, ` +
     `${done}, ${failed} failed, ${skipped} skipped, ${unprocessed} unprocessed`
@@ -54,7 +56,8 @@ export function describeActions(info: ImportInfo): string {
   );
   if (parts.length === 0) return '';
   const hint = info.options.dryRun && info.settled ? ` (apply with: porter apply ${info.id})` : '';
-  return `${info.options.dryRun ? 'planned' : 'done'}: ${parts.join(', ')}${hint}`;
+  const plans = info.options.dryRun || info.state === 'held';
+  return `${plans ? 'planned' : 'done'}: ${parts.join(', ')}${hint}`;
 }
 
 /** How the import looked records up, in one line. */

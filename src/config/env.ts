@@ -11,7 +11,7 @@ const optionalSecret = z
   .optional()
   .transform((value) => (value === '' ? undefined : value));
 
-/** Every variable porter reads, with its default. The README's configuration table mirrors this. */
+/** Every variable porter reads, with its default. docs/configuration.md mirrors this (a test checks). */
 export const envSchema = z.object({
   /** Redis holding queues, staged records and results. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),

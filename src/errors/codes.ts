@@ -153,6 +153,13 @@ export const ERROR_CODES = {
     summary:
       'The record changed on the admin server after the plan was made; it was not written. Run the dry run again.',
   },
+  PORTER_SYNC_ABORTED: {
+    httpStatus: 409,
+    exitCode: 1,
+    kind: 'permanent',
+    summary:
+      'A sync could not read the whole directory in bulk, or its scope group does not exist; it stopped before writing anything.',
+  },
   PORTER_CANCELLED: {
     httpStatus: 409,
     exitCode: 1,

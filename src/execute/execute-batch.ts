@@ -271,7 +271,7 @@ class BatchRun {
   private async settleAppliedPrefix(ops: PlannedOp[], upTo: number): Promise<void> {
     for (let position = 0; position < upTo; position++) {
       const op = ops[position]!;
-      if (op.action === 'update') continue;
+      if (op.action === 'update' || op.action === 'lock') continue;
       if (op.action === 'create' && !op.knownAbsent) {
         // found now, it could not be told from one that existed before: look before resending
         for (const later of ops.slice(position, upTo)) this.uncertain.add(later.row);
@@ -320,7 +320,7 @@ class BatchRun {
   private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
     const pending: PlannedOp[] = [];
     for (const op of ops) {
-      if (!this.uncertain.has(op.row) || op.action === 'update') {
+      if (!this.uncertain.has(op.row) || op.action === 'update' || op.action === 'lock') {
         pending.push(op);
         continue;
       }

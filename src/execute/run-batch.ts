@@ -20,6 +20,7 @@ import type { Redis } from 'ioredis';
 import type { DirectoryView } from '../plan/directory-view.js';
 import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
 import { snapshotKeys } from '../snapshot/snapshot-keys.js';
+import { syncRules } from '../sync/sync-rules.js';
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -66,6 +67,8 @@ export interface BatchDeps {
   lookupConcurrency?: number;
   /** Where imports that read the directory in bulk keep their snapshot. */
   directory?: { redis: Redis; prefix: string };
+  /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
+  selfUser?: string;
 }
 
 export interface BatchReport extends ExecuteStats {
@@ -119,6 +122,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       ...result,
       sourceRow: byRow.get(result.row)?.sourceRow,
       input: byRow.get(result.row)?.input ?? {},
+      ...(byRow.get(result.row)?.serverOnly ? { serverOnly: true } : {}),
     }));
     const { info: after } = await store.recordResults(ref.importId, full);
     for (const result of results) report.counts[result.status]++;
@@ -162,7 +166,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
     }
   };
-  const { resource, mode, allowAdmin, dryRun } = info.options;
+  const { resource, mode, allowAdmin } = info.options;
+  // a held sync plans only, as a dry run does: nothing is written until it is approved
+  const dryRun = info.options.dryRun === true || info.sync?.held === true;
+  const syncOptions = mode === 'sync' ? info.options.sync : undefined;
   const lookup = new RecordLookup({
     client: deps.client,
     retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
@@ -203,6 +210,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       lookup: view,
       concurrency: deps.lookupConcurrency,
       planning: dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined,
+      sync: syncOptions && {
+        rules: syncRules(resource, syncOptions, allowAdmin, deps.selfUser),
+        mappingColumns: info.options.mapping?.columns,
+      },
     });
   } catch (error) {
     if (error instanceof ImportPausedSignal) {

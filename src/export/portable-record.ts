@@ -5,6 +5,7 @@
  * Fields the spec does not know are left out, since an import would refuse them.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { nameReference } from '../plan/reference-rule.js';
 
 export interface PortableOptions {
   /** The name of a group id, or undefined when no such group was found. */
@@ -13,8 +14,6 @@ export interface PortableOptions {
   listSeparator?: string;
   warn(message: string): void;
 }
-
-const DIGITS = /^\d+$/;
 
 /** Fields of each resource in spec order; groups' `users` is carried by the users' `groups`. */
 export const PORTABLE_FIELDS: { readonly [R in ResourceName]: readonly string[] } = {
@@ -30,8 +29,9 @@ const KNOWN: { readonly [R in ResourceName]: ReadonlySet<string> } = {
 };
 
 /**
- * What to write for a reference to group `id`: its name, or the id itself when the name would
- * not read back as this group (unknown, digits only, spaces at the ends, holds the separator).
+ * What to write for a reference to group `id`: its name (`name:42` for a name an import would
+ * read as an id), or the id itself when no name reads back as this group (unknown, spaces at
+ * the ends, holds the separator).
  */
 function groupReference(
   id: unknown,
@@ -43,11 +43,10 @@ function groupReference(
   let problem: string | undefined;
   if (name === undefined) problem = 'was not among the groups read';
   else if (name.trim() === '' || name !== name.trim()) problem = 'has spaces at its ends';
-  else if (DIGITS.test(name)) problem = 'has a name of digits only, which an import reads as an id';
   else if (inList && options.listSeparator !== undefined && name.includes(options.listSeparator)) {
     problem = `has "${options.listSeparator}" in its name, the list separator`;
   }
-  if (problem === undefined) return name;
+  if (name !== undefined && problem === undefined) return nameReference(name);
   const label = name === undefined ? `group ${id}` : `group ${JSON.stringify(name)} (id ${id})`;
   options.warn(`${label} ${problem}; referenced by its id, valid on this server only`);
   return id;

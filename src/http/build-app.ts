@@ -12,6 +12,7 @@ import { checkBearer } from './auth.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
 import { exportRoutes } from './routes/exports.js';
+import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { migrationRoutes } from './routes/migrations.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -88,6 +89,7 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(importRoutes, { context: options.context, maxUploadBytes });
   await app.register(exportRoutes, { context: options.context });
   await app.register(migrationRoutes, { context: options.context, maxUploadBytes });
+  await app.register(importScheduleRoutes, { context: options.context });
   await app.register(scheduleRoutes, { context: options.context });
   return app;
 }

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { RESOURCE_NAMES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { loadMapping, type InputFormat, type Mapping } from '../ingest/index.js';
-import { IMPORT_MODES, type ImportOptions } from '../model/import.js';
+import {
+  IMPORT_MODES,
+  MISSING_ACTIONS,
+  type ImportOptions,
+  type SyncOptions,
+} from '../model/import.js';
+import { parseProtectedText } from '../sync/sync-options.js';
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
@@ -27,6 +33,19 @@ export const importFieldsSchema = z.object({
   dryRun: flag.default(false),
   /** Mapping file content as JSON text. */
   mapping: z.string().optional(),
+  /** Sync only: lock, delete or ignore the server records the file leaves out. */
+  missing: z.enum(MISSING_ACTIONS as [string, ...string[]]).optional(),
+  maxDeletes: z
+    .string()
+    .regex(/^\d+%?$/, 'a number, or a percentage like 5%')
+    .optional(),
+  /** Protected keys, one per line (the content of a --protect file). */
+  protect: z
+    .string()
+    .max(16 * 1024 * 1024)
+    .optional(),
+  scopeGroup: z.string().optional(),
+  scopeMatch: z.string().optional(),
 });
 
 export interface ParsedImportRequest {
@@ -69,8 +88,28 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       maxFailures: value.maxFailures,
       lookup: value.lookup,
       dryRun: value.dryRun,
+      sync: syncFields(value),
     },
     format: value.format,
     mapping,
+  };
+}
+
+/** The sync's fields as given (checked and completed when the import starts); none: undefined. */
+function syncFields(value: z.infer<typeof importFieldsSchema>): SyncOptions | undefined {
+  const given = [
+    value.missing,
+    value.maxDeletes,
+    value.protect,
+    value.scopeGroup,
+    value.scopeMatch,
+  ];
+  if (value.mode !== 'sync' && given.every((field) => field === undefined)) return undefined;
+  return {
+    missing: value.missing as SyncOptions['missing'],
+    maxDeletes: value.maxDeletes,
+    protect: value.protect === undefined ? undefined : parseProtectedText(value.protect),
+    scopeGroup: value.scopeGroup,
+    scopeMatch: value.scopeMatch,
   };
 }

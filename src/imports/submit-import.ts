@@ -125,8 +125,9 @@ export async function submitImport(
     });
     return (await store.get(importId)) ?? info;
   }
-  // the upload's keys stay until the import is prepared: the snapshot keeps what they name
-  if (batches > 0) await deps.enqueuePrepare(importId);
+  // the upload's keys stay until the import is prepared: the snapshot keeps what they name; a
+  // sync is always prepared, as it handles the server's records its file leaves out
+  if (batches > 0 || options.mode === 'sync') await deps.enqueuePrepare(importId);
   else await deps.keys.release(importId);
   return info;
 }
@@ -206,6 +207,15 @@ class Receiving {
     this.stageBuffer = [];
     const invalid = this.invalidBuffer;
     this.invalidBuffer = [];
+    if (invalid.length > 0 && options.mode === 'sync') {
+      // a key the file names, even in a record refused, is never one the file leaves out
+      const named = invalid.filter((result) => result.key !== undefined && result.key !== '');
+      await this.deps.keys.claimKeys(
+        this.importId,
+        named.map((result) => ({ key: result.key!, row: result.row })),
+        { refuseRepeats: false },
+      );
+    }
     if (invalid.length > 0) await store.recordResults(this.importId, invalid);
   }
 

@@ -8,17 +8,16 @@
  * - nesting deeper than `maxDepth` inside an element is a syntax error naming the limit.
  */
 
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-
-function isWhitespace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-}
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  isWhitespace,
+} from '../util/json-bytes.js';
 
 /** The array is malformed (or nests too deep); thrown once, ending the upload. */
 export class JsonArraySyntaxError extends Error {

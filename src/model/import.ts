@@ -2,8 +2,9 @@
 import type { ResourceName } from '../admin/resources.js';
 import type { ErrorCode } from '../errors/codes.js';
 
-export type ImportMode = 'create' | 'upsert' | 'update' | 'delete';
-export const IMPORT_MODES: readonly ImportMode[] = ['create', 'upsert', 'update', 'delete'];
+/** `sync`: upsert the file's records, and handle the server's records the file leaves out. */
+export type ImportMode = 'create' | 'upsert' | 'update' | 'delete' | 'sync';
+export const IMPORT_MODES: readonly ImportMode[] = ['create', 'upsert', 'update', 'delete', 'sync'];
 
 export type ImportState =
   | 'receiving'
@@ -13,7 +14,9 @@ export type ImportState =
   | 'completed'
   | 'completed_with_errors'
   | 'failed'
-  | 'cancelled';
+  | 'cancelled'
+  /** A sync whose plan passed its deletion threshold: planned, nothing written, awaiting approval. */
+  | 'held';
 
 export const FINAL_IMPORT_STATES: ReadonlySet<ImportState> = new Set([
   'completed',
@@ -50,9 +53,18 @@ export const RESULT_STATUSES: readonly ResultStatus[] = [
   'planned',
 ];
 
-/** What a record's result did, or (dry run) would do; `unchanged`: equal already, no call. */
-export type RecordAction = 'create' | 'update' | 'delete' | 'unchanged';
-export const RECORD_ACTIONS: readonly RecordAction[] = ['create', 'update', 'delete', 'unchanged'];
+/**
+ * What a record's result did, or (dry run) would do; `unchanged`: equal already, no call;
+ * `lock`: a sync set the status of a user absent from its file to "Locked".
+ */
+export type RecordAction = 'create' | 'update' | 'delete' | 'unchanged' | 'lock';
+export const RECORD_ACTIONS: readonly RecordAction[] = [
+  'create',
+  'update',
+  'delete',
+  'unchanged',
+  'lock',
+];
 
 /** One field an update changes: its value on the server before, and the one written. */
 export interface FieldChange {
@@ -96,6 +108,8 @@ export interface RecordResult {
    */
   basis?: string;
   warnings?: string[];
+  /** A sync's record that is on the server and not in the file: it has no row in the upload. */
+  serverOnly?: boolean;
   input: InputColumns;
 }
 
@@ -120,6 +134,8 @@ export interface ImportOptions {
   lookup?: LookupMode;
   /** Plan only: every record gets its planned action, nothing is written. */
   dryRun?: boolean;
+  /** Sync only (mode `sync`): what happens to the server's records the file leaves out. */
+  sync?: SyncOptions;
   /** Mapping file the upload was read with; a retry reads its records the same way. */
   mapping?: {
     columns: Record<string, string>;
@@ -158,6 +174,8 @@ export interface ImportInfo {
   settled: boolean;
   /** How the import looks records up, once its first batch was prepared. */
   lookup?: LookupInfo;
+  /** A sync's plan of the server's records the file leaves out, once prepared. */
+  sync?: SyncPlanInfo;
 }
 
 /** A valid record staged in Redis until its batch runs. */
@@ -168,4 +186,46 @@ export interface StagedRecord {
   input: InputColumns;
   record: Record<string, unknown>;
   warnings?: string[];
+  /**
+   * A sync's server record the file leaves out (`record` holds its key alone); `lookalikeOf`
+   * names the file's key that looks like it, when there is one.
+   */
+  serverOnly?: { lookalikeOf?: string };
+}
+
+/** What a sync does with a server record its file leaves out. */
+export type MissingAction = 'lock' | 'delete' | 'ignore';
+export const MISSING_ACTIONS: readonly MissingAction[] = ['lock', 'delete', 'ignore'];
+
+/** A sync's options; defaults are filled in when the import is submitted (src/sync/sync-options.ts). */
+export interface SyncOptions {
+  /** Users: lock (default), delete or ignore. Groups: delete or ignore (default). */
+  missing: MissingAction;
+  /** Most locks and deletes allowed without approval: "N" or "N%" of the in-scope server records. */
+  maxDeletes?: string;
+  /** Canonical keys a sync never touches. */
+  protect?: string[];
+  /** Users: only members of this group count as on the server. */
+  scopeGroup?: string;
+  /** Only server records whose key matches this pattern count as on the server. */
+  scopeMatch?: string;
+}
+
+/** What a sync's preparation found and decided about the records the file leaves out. */
+export interface SyncPlanInfo {
+  /** Server records in scope (the base of a percentage threshold). */
+  inScope: number;
+  /** In-scope server records absent from the file. */
+  missing: number;
+  /** Of them, would be locked / deleted (the count held against the threshold). */
+  locks: number;
+  deletes: number;
+  /** Of them, left alone: protected, administrators, porter's own account, already locked. */
+  spared: number;
+  /** Most locks and deletes allowed. */
+  threshold: number;
+  /** The plan passed the threshold: the import plans only and ends `held`. */
+  held: boolean;
+  /** The held sync this import applies (approved). */
+  approvedFrom?: string;
 }

@@ -22,6 +22,8 @@ import type { DirectoryView } from './directory-view.js';
 import type { RecordLookup } from './lookup.js';
 import { mergeRecord } from './merge.js';
 import { resolveReferences, UnresolvedReferenceError } from './resolve-references.js';
+import { planServerOnly, reactivates } from '../sync/plan-sync.js';
+import { ACTIVE, sparedBecause, type SyncRules } from '../sync/sync-rules.js';
 
 /** One record's part in a multi-record call. */
 export interface PlannedOp {
@@ -68,9 +70,17 @@ export interface PlanContext {
    * planned against; a dry run also names the ids its list changes add and remove.
    */
   planning?: 'dry-run' | 'apply';
+  /** A sync: what it may touch, and the mapping's columns (a status column keeps a lock). */
+  sync?: SyncPlanContext;
 }
 
-type Planned = { op: PlannedOp } | { decided: DecidedResult };
+export interface SyncPlanContext {
+  rules: SyncRules;
+  /** The mapping's column → field, to tell whether the file carries a status column. */
+  mappingColumns?: Record<string, string>;
+}
+
+export type Planned = { op: PlannedOp } | { decided: DecidedResult };
 
 /** Plans one batch; records come back as ops or decided results, one per staged record. */
 export async function planBatch(
@@ -139,6 +149,7 @@ export async function planBatch(
 }
 
 async function planRecord(staged: StagedRecord, context: PlanContext): Promise<Planned> {
+  if (staged.serverOnly && context.sync) return planServerOnly(staged, context, context.sync);
   const { resource, mode, lookup } = context;
   const descriptor = RESOURCES[resource];
   const warnings = [...(staged.warnings ?? [])];
@@ -162,6 +173,13 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   });
   const currentId = current?.[descriptor.idField] as string | number | undefined;
   const sentBefore = context.sentBefore?.has(staged.row) === true;
+  // a sync leaves some records alone even when its file names them
+  const spared = context.sync ? sparedBecause(context.sync.rules, key, current) : undefined;
+  const skipSpared = (action: 'create' | 'update'): Planned =>
+    decide({ action, status: 'skipped', id: currentId, error: `in the file, but ${spared}` });
+  if (context.sync && reactivates(resource, staged, current, context.sync)) {
+    record.status = ACTIVE;
+  }
   // the privilege guard: a refused user change is decided here, never sent
   const guard = (
     action: 'create' | 'update' | 'delete',
@@ -233,6 +251,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
         error: `${key} looks like ${lookalike}, which exists on the admin server (case, width or look-alike letters); not created. Fix the key, or pass --allow-lookalike`,
       });
     }
+    if (spared) return skipSpared('create');
     const payload = { ...record };
     for (const field of descriptor.serviceFields) delete payload[field];
     delete payload[descriptor.idField];
@@ -246,6 +265,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   if (changed.length === 0) {
     return decide({ action: 'unchanged', status: 'succeeded', id: currentId, changed: [] });
   }
+  if (spared) return skipSpared('update');
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
   return {
     op: {

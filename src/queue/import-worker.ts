@@ -38,7 +38,7 @@ export interface ImportWorkerOptions {
   queue: Queue<ImportJobData>;
   logger: Logger;
   /** What an import's preparation needs besides the batch deps (Redis, the target's name). */
-  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store'>;
+  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store' | 'selfUser'>;
 }
 
 /** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
@@ -179,8 +179,16 @@ export function createImportWorker(
         'import preparation given up; its rows are unprocessed',
       );
       void recordUntilDone(
-        async () =>
-          void (await options.deps.store.recordUnprocessed(importId, abandonedReason(error))),
+        async () => {
+          const { store } = options.deps;
+          // a sync learns its whole total when prepared: given up, it ends failed, or it would
+          // wait for that total forever
+          if ((await store.get(importId))?.options.mode === 'sync') {
+            const reason = `sync aborted, nothing written: ${describeError(error)}`;
+            await store.transition(importId, ['queued', 'running', 'paused'], 'failed', reason);
+          }
+          await store.recordUnprocessed(importId, abandonedReason(error));
+        },
         (attempt, abandonError) =>
           logger.error(
             { err: abandonError, attempt },
@@ -282,6 +290,7 @@ export async function abandonBatch(
       : reason.error,
     attempts: 0,
     input: record.input,
+    ...(record.serverOnly ? { serverOnly: true } : {}),
   }));
   if (results.length > 0) await deps.store.recordResults(ref.importId, results);
 }

@@ -35,14 +35,14 @@ function usage(message: string): PorterError {
   return new PorterError('PORTER_USAGE', message);
 }
 
+/** When a schedule runs, whatever it runs (an export, an import). */
+export type ScheduleTiming = Pick<ScheduleDefinition, 'name' | 'cron' | 'tz' | 'keep'>;
+
 /**
  * Checks a schedule up front (name, cron pattern, time zone, keep); throws PORTER_USAGE. A
  * pattern must have 5 fields, or 6 with seconds first.
  */
-export function checkSchedule(
-  definition: ScheduleDefinition,
-  now = Date.now(),
-): ScheduleDefinition {
+export function checkSchedule<T extends ScheduleTiming>(definition: T, now = Date.now()): T {
   const { name, cron, tz, keep } = definition;
   if (typeof name !== 'string' || !SCHEDULE_NAME_PATTERN.test(name)) {
     throw usage(

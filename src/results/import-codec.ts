@@ -66,6 +66,8 @@ export function encodeNewMeta(init: {
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
   if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);
   if (init.options.dryRun) fields.push('keepStaged', '1');
+  // a sync settles only once its preparation added the server's records its file leaves out
+  if (init.options.mode === 'sync') fields.push('syncPending', '1');
   return fields;
 }
 
@@ -113,6 +115,7 @@ export function decodeImportInfo(
   if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
+  if (meta.sync !== undefined) info.sync = JSON.parse(meta.sync) as ImportInfo['sync'];
   return info;
 }
 

@@ -34,7 +34,11 @@ local function settle()
   local done = (tonumber(c[1]) or 0) + (tonumber(c[3]) or 0) + (tonumber(c[5]) or 0) + bad
   if ACTIVE[state] then
     if total < 0 or done < total then return false end
+    -- a sync learns its whole total (the server's records its file leaves out) when prepared
+    if redis.call('HGET', KEYS[1], 'syncPending') == '1' then return false end
     state = bad == 0 and 'completed' or 'completed_with_errors'
+    -- a sync whose plan passed its threshold planned only: it waits for approval
+    if redis.call('HGET', KEYS[1], 'holdAtEnd') == '1' then state = 'held' end
     redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', now, 'finishedAt', now)
     redis.call('HDEL', KEYS[1], 'reason')
   elseif not FINAL[state] then
@@ -117,7 +121,7 @@ end
 if to == 'running' then redis.call('HSETNX', KEYS[1], 'startedAt', now) end
 if FINAL[to] then redis.call('HSET', KEYS[1], 'finishedAt', now) end
 refresh_ttl()
-if not settle() and FINAL[to] then publish(id, to, false) end
+if not settle() and FINAL[to] then publish(id, to, redis.call('HGET', KEYS[1], 'settled') == '1') end
 return 1
 `;
 
@@ -159,6 +163,47 @@ settle()
 return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
 `;
 
+/**
+ * A sync's preparation starts adding the server's records its file leaves out. The first time,
+ * the upload's total and staged count are noted; a preparation run again first drops what an
+ * earlier run added. ARGV: ttl, now, channel. Returns the upload's total, or -1 when missing.
+ */
+const BEGIN_SERVER_ROWS = `
+local m = redis.call('HMGET', KEYS[1], 'state', 'uploadTotal', 'uploadStaged', 'total')
+if not m[1] then return -1 end
+if m[2] then
+  local staged = tonumber(m[3])
+  if staged == 0 then redis.call('DEL', KEYS[4]) else redis.call('LTRIM', KEYS[4], 0, staged - 1) end
+  redis.call('HSET', KEYS[1], 'total', m[2])
+  return tonumber(m[2])
+end
+redis.call('HSET', KEYS[1], 'uploadTotal', m[4], 'uploadStaged', redis.call('LLEN', KEYS[4]))
+return tonumber(m[4])
+`;
+
+/** ARGV: ttl, now, channel, staged JSON... Appends server rows and counts them in the total. */
+const ADD_SERVER_ROWS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local length = redis.call('RPUSH', KEYS[4], unpack(ARGV, 4))
+redis.call('HINCRBY', KEYS[1], 'total', #ARGV - 3)
+refresh_ttl()
+return length
+`;
+
+/**
+ * ARGV: ttl, now, channel, batches, sync JSON, hold ('1' plans only and ends held). The total is
+ * whole: the import may settle now.
+ */
+const END_SERVER_ROWS = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('HSET', KEYS[1], 'batches', ARGV[4], 'sync', ARGV[5], 'updatedAt', now)
+if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'holdAtEnd', '1', 'keepStaged', '1') end
+redis.call('HDEL', KEYS[1], 'syncPending')
+refresh_ttl()
+settle()
+return 1
+`;
+
 /** KEYS: meta; ARGV: field/value pairs. Updates only an existing import: 1 = done, 0 = missing. */
 const UPDATE_META = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -198,6 +243,21 @@ const SCRIPTS = {
     lua: PRELUDE + RECORD_RESULTS,
   },
   updateMeta: { command: 'porterImportUpdateMeta', numberOfKeys: 1, lua: UPDATE_META },
+  beginServerRows: {
+    command: 'porterImportBeginServerRows',
+    numberOfKeys: 4,
+    lua: PRELUDE + BEGIN_SERVER_ROWS,
+  },
+  addServerRows: {
+    command: 'porterImportAddServerRows',
+    numberOfKeys: 4,
+    lua: PRELUDE + ADD_SERVER_ROWS,
+  },
+  endServerRows: {
+    command: 'porterImportEndServerRows',
+    numberOfKeys: 4,
+    lua: PRELUDE + END_SERVER_ROWS,
+  },
   missingRows: {
     command: 'porterImportMissingRows',
     numberOfKeys: 1,

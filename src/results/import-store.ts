@@ -14,6 +14,7 @@ import {
   type RecordResult,
   type ResultStatus,
   type StagedRecord,
+  type SyncPlanInfo,
 } from '../model/import.js';
 import { chunks } from './chunks.js';
 import {
@@ -81,7 +82,7 @@ export interface ReadResultsOptions {
 const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** Staged records per script call. */
 const STAGE_CHUNK = 1000;
-const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused'];
+const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused', 'held'];
 
 /** Import state, staged records, per-record results and counters of every import. */
 export class ImportStore {
@@ -191,6 +192,39 @@ export class ImportStore {
     await this.redis.call('COPY', this.keys(fromId).staged, target, 'REPLACE');
     await this.redis.expire(target, this.ttlSeconds);
     return this.stagedCount(toId);
+  }
+
+  /**
+   * A sync's preparation begins adding the server's records its file leaves out; returns the
+   * upload's total (their rows follow it). Run again, it drops what an earlier run added.
+   */
+  async beginServerRows(importId: string): Promise<number> {
+    const keys = importKeyList(this.keys(importId));
+    const reply = await runImportScript(this.redis, 'beginServerRows', keys, this.commonArgs());
+    if (reply === -1) throw importNotFound(importId);
+    return Number(reply);
+  }
+
+  /** Stages server records of a sync after its upload's, each counted in the total. */
+  async addServerRows(importId: string, items: readonly StagedRecord[]): Promise<void> {
+    if (items.length === 0) return;
+    const keys = importKeyList(this.keys(importId));
+    const args = [...this.commonArgs(), ...items.map(encodeStaged)];
+    if ((await runImportScript(this.redis, 'addServerRows', keys, args)) === -1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /**
+   * A sync's total is whole: records its plan and batches; `sync.held` makes it plan only and
+   * end `held`. It may settle from here on.
+   */
+  async endServerRows(importId: string, batches: number, sync: SyncPlanInfo): Promise<void> {
+    const keys = importKeyList(this.keys(importId));
+    const args = [...this.commonArgs(), batches, JSON.stringify(sync), sync.held ? '1' : '0'];
+    if ((await runImportScript(this.redis, 'endServerRows', keys, args)) === -1) {
+      throw importNotFound(importId);
+    }
   }
 
   /** Staged records from position `start` (0-based), at most `count`; none once settled. */
@@ -365,6 +399,7 @@ export class ImportStore {
           errorCode: why.errorCode,
           error: why.error,
           input: item.input,
+          ...(item.serverOnly ? { serverOnly: true } : {}),
         }));
       if (results.length > 0) written += (await this.recordResults(importId, results)).written;
       if (staged.length < RESULT_CHUNK) return written;

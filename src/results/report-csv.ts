@@ -79,9 +79,12 @@ export function csvReportLayout(columns: readonly string[], inputFirst = false):
     return unique;
   });
   const reportCells = (result: RecordResult): string[] =>
-    REPORT_COLUMNS.map((name) =>
-      name === 'changes' ? changesText(result.changes) : cellText(result[name]),
-    );
+    REPORT_COLUMNS.map((name) => {
+      if (name === 'changes') return changesText(result.changes);
+      // a sync's record found only on the server has no row in the upload
+      if (name === 'row' && result.serverOnly) return '';
+      return cellText(result[name]);
+    });
   const inputCells = (result: RecordResult): string[] =>
     inputColumns.map((name) => cellText(result.input?.[name]));
   return inputFirst

@@ -21,7 +21,9 @@ export async function writeJsonReport(
   async function* pieces(): AsyncGenerator<string> {
     let piece = '[';
     for await (const result of results) {
-      piece += (written === 0 ? '\n' : ',\n') + JSON.stringify(result);
+      // a sync's record found only on the server has no row in the upload
+      const shown = result.serverOnly ? { ...result, row: null } : result;
+      piece += (written === 0 ? '\n' : ',\n') + JSON.stringify(shown);
       written++;
       if (piece.length >= PIECE_CHARS) {
         yield piece;

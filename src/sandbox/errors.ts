@@ -3,7 +3,7 @@
  * and the error class every handler throws. The body is `{errorcode, message, index?}`.
  */
 
-/** Every errorcode the sandbox answers with, and its HTTP status. the README section "The sandbox" mirrors this. */
+/** Every errorcode the sandbox answers with, and its HTTP status. docs/sandbox.md (Errors) mirrors this. */
 export const SANDBOX_ERRORS = {
   /** Malformed form, JSON, field type, or a required field missing. */
   BAD_REQUEST: 400,

@@ -34,6 +34,13 @@ export interface BuildSnapshotOptions {
   needs: SnapshotNeeds;
   ttlSeconds: number;
   signal?: AbortSignal;
+  /**
+   * A sync: every server record in scope whose key the upload does not carry is kept too, and
+   * its key is pushed on `missingList` (JSON `[key]`, or `[key, the upload key that looks like
+   * it]`), chunk by chunk, so the records the file leaves out are found without holding the
+   * directory's keys in memory.
+   */
+  sync?: { missingList: string; inScope: (record: Record<string, unknown>) => boolean };
 }
 
 export interface SnapshotSummary {
@@ -44,6 +51,9 @@ export interface SnapshotSummary {
   /** Of them, records kept because the upload names them. */
   kept: number;
   durationMs: number;
+  /** A sync: server records in scope, and of them those the upload does not carry. */
+  inScope?: number;
+  missing?: number;
 }
 
 /** Server records handled per Redis round trip. */
@@ -57,6 +67,10 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
   await redis.unlink(...snapshotKeyList(keys));
   let records = 0;
   let kept = 0;
+  let inScope = 0;
+  let missing = 0;
+  const { sync } = options;
+  if (sync) await redis.unlink(sync.missingList);
 
   await streamInChunks(options, resource, async (chunk, pipeline) => {
     records += chunk.length;
@@ -78,13 +92,30 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
       pipeline.hset(keys.records, names[index]!, encodeCompact(resource, record));
       kept++;
     });
+    const lookalikeOf = new Map<number, string>();
     if (options.uploadLookalikes) {
       const claimed = await redis.hmget(options.uploadLookalikes, ...names.map(lookalikeKey));
       claimed.forEach((claim, index) => {
         if (claim === null) return;
         const uploadKey = claim.slice(claim.indexOf(':') + 1);
-        if (uploadKey !== names[index]) pipeline.hset(keys.lookalikes, uploadKey, names[index]!);
+        if (uploadKey === names[index]) return;
+        pipeline.hset(keys.lookalikes, uploadKey, names[index]!);
+        lookalikeOf.set(index, uploadKey);
       });
+    }
+    if (sync) {
+      const absent: string[] = [];
+      chunk.forEach((record, index) => {
+        if (!sync.inScope(record)) return;
+        inScope++;
+        if (rows[index] !== null) return;
+        const name = names[index]!;
+        pipeline.hset(keys.records, name, encodeCompact(resource, record));
+        const look = lookalikeOf.get(index);
+        absent.push(JSON.stringify(look === undefined ? [name] : [name, look]));
+      });
+      if (absent.length > 0) pipeline.rpush(sync.missingList, ...absent);
+      missing += absent.length;
     }
     if (resource === 'groups' && options.needs.groupIndex) indexGroups(pipeline, keys, chunk);
     if (resource === 'users' && options.needs.userIndex) indexUsers(pipeline, keys, chunk);
@@ -101,8 +132,10 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
   }
   const expiry = redis.pipeline();
   for (const key of snapshotKeyList(keys)) expiry.expire(key, options.ttlSeconds);
+  if (sync) expiry.expire(sync.missingList, options.ttlSeconds);
   await expiry.exec();
-  return { takenAt, records, kept, durationMs: Date.now() - started };
+  const summary: SnapshotSummary = { takenAt, records, kept, durationMs: Date.now() - started };
+  return sync ? { ...summary, inScope, missing } : summary;
 }
 
 /** Adds records to a name → id and an id → name hash (groups by name, users by username). */

@@ -13,6 +13,7 @@ import { recordErrorMessage } from '../execute/record-error.js';
 import { FINAL_IMPORT_STATES, type ImportOptions } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
+import { prepareSync } from '../sync/prepare-sync.js';
 import { buildSnapshot } from './build-snapshot.js';
 import { chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
@@ -24,11 +25,16 @@ export interface PrepareDeps {
   retry: RetryPolicy;
   /** Names the admin server in Redis keys, so directory sizes of two targets never mix. */
   target: string;
+  /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
+  selfUser?: string;
   signal?: AbortSignal;
 }
 
 /** Days the last snapshot's directory size is remembered for the `auto` rule. */
 const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
+
+/** Attempts at the bulk read before an import falls back to one read per record. */
+const SNAPSHOT_MAX_ATTEMPTS = 3;
 
 /** Prepares the import; returns its batches, none when it no longer runs. */
 export async function prepareImport(importId: string, deps: PrepareDeps): Promise<BatchRef[]> {
@@ -42,6 +48,7 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
     });
     return [];
   }
+  if (info.options.mode === 'sync') return prepareSync(importId, info, deps);
   const staged = await store.stagedCount(importId);
   const { resource } = info.options;
   const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
@@ -79,7 +86,9 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
             ttlSeconds: store.ttlSeconds,
             signal: deps.signal,
           }),
-        deps.retry,
+        // the snapshot only saves reads: a server that keeps refusing it is read record by record
+        // sooner rather than after every attempt a write would get
+        { ...deps.retry, maxAttempts: Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts) },
         { signal: deps.signal },
       );
       lookup = { ...lookup, ...summary };
@@ -108,7 +117,7 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
 export function checksLookalikes(options: ImportOptions): boolean {
   return (
     options.resource !== 'acls' &&
-    (options.mode === 'create' || options.mode === 'upsert') &&
+    (options.mode === 'create' || options.mode === 'upsert' || options.mode === 'sync') &&
     options.allowLookalike !== true
   );
 }

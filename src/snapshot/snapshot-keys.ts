@@ -38,6 +38,11 @@ export function snapshotKeyList(keys: SnapshotKeys): string[] {
   ];
 }
 
+/** List of a sync's server keys in scope that its file leaves out (see buildSnapshot). */
+export function missingListKey(prefix: string, importId: string): string {
+  return `${prefix}:import:${importId}:snap:missing`;
+}
+
 /** Field of an ACL in the records hash, by id. */
 export function aclIdField(id: string): string {
   return `id:${id}`;

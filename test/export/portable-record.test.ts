@@ -36,4 +36,21 @@ describe('toPortable', () => {
       name: 'Editors',
     });
   });
+
+  it('writes a name an import would read as an id with the name: prefix, without a warning', () => {
+    const warnings: string[] = [];
+    const names = new Map([
+      [3, '42'],
+      [4, '#7'],
+      [5, 'name:x'],
+      [6, 'Sales'],
+    ]);
+    const portable = toPortable(
+      'users',
+      { userId: 1, groups: [3, 4, 5, 6] },
+      { groupName: (id) => names.get(id), warn: (message) => warnings.push(message) },
+    );
+    expect(portable).toEqual({ userId: 1, groups: ['name:42', 'name:#7', 'name:name:x', 'Sales'] });
+    expect(warnings).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { loadEnv } from '../../src/config/env.js';
+import { envSchema, loadEnv } from '../../src/config/env.js';
 
 describe('configuration from the environment', () => {
   it('has working defaults: the sandbox on 127.0.0.1:8080 and a local Redis', () => {
@@ -34,5 +35,22 @@ describe('configuration from the environment', () => {
     expect(loadEnv({ ADMIN_EXTRA_HEADERS: '{"x-tenant":"acme"}' }).ADMIN_EXTRA_HEADERS).toEqual({
       'x-tenant': 'acme',
     });
+  });
+
+  it('docs/configuration.md gives every variable its default', async () => {
+    const page = await readFile('docs/configuration.md', 'utf8');
+    const defaults = loadEnv({});
+    for (const name of Object.keys(envSchema.shape)) {
+      const row = page.split('\n').find((line) => line.startsWith(`| \`${name}\` |`));
+      expect(row, name).toBeDefined();
+      const value: unknown = defaults[name as keyof typeof defaults];
+      const documented = row!.split('|')[2]!.trim();
+      const noDefault = value === undefined || (typeof value === 'object' && value !== null);
+      if (noDefault) {
+        expect(documented, name).toBe('–');
+      } else {
+        expect(documented, name).toContain(`\`${String(value)}\``);
+      }
+    }
   });
 });

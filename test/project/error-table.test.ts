@@ -29,9 +29,22 @@ describe('the error table', () => {
     expect(isErrorCode('NOPE')).toBe(false);
   });
 
-  it('the README lists every code', async () => {
+  it('docs/error-codes.md lists every code with its HTTP status, exit code and kind', async () => {
     const { readFile } = await import('node:fs/promises');
-    const readme = await readFile('README.md', 'utf8');
-    for (const code of Object.keys(ERROR_CODES)) expect(readme).toContain(`\`${code}\``);
+    const page = await readFile('docs/error-codes.md', 'utf8');
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      const row = page.split('\n').find((line) => line.startsWith(`| \`${code}\` |`));
+      expect(row, code).toBeDefined();
+      const [status, exit, kind] = row!
+        .split('|')
+        .slice(2, 5)
+        .map((cell) => cell.trim());
+      expect([code, Number(status), Number(exit)]).toEqual([
+        code,
+        entry.httpStatus,
+        entry.exitCode,
+      ]);
+      expect(kind, code).toContain(entry.kind);
+    }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Error answers (spec 7 leaves them open; the README section "The sandbox" lists its choices):
+ * Error answers (spec 7 leaves them open; docs/sandbox.md lists its choices):
  * JSON body {errorcode, message, index}, stable errorcodes, and atomic requests.
  */
 import { request } from 'undici';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { createPorterContext, type PorterContext } from '../../app/context.js';
 import { startImport, writeReport } from '../../app/imports.js';
@@ -13,12 +13,13 @@ import { buildApiApp } from '../../http/build-app.js';
 import { loadMapping, type Mapping } from '../../ingest/index.js';
 import type { ImportInfo, ImportOptions } from '../../model/import.js';
 import { startSandbox } from '../../sandbox/server.js';
-import { assertRedisAnswers } from '../../util/redis.js';
+import { PROJECT_ROOT } from '../../util/project-root.js';
+import { assertRedisAnswers, redactUrl } from '../../util/redis.js';
 import { positiveInteger } from '../options.js';
 import { followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 
-const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
+const EXAMPLES = `${join(PROJECT_ROOT, 'examples')}/`;
 
 interface DevOptions {
   sandboxPort: number;
@@ -65,7 +66,7 @@ export function registerDevCommand(program: Command): void {
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,
       );
       console.log(
-        `redis     ${localRedis ? `${localRedis.url} (started for this run)` : 'REDIS_URL'}`,
+        `redis     ${localRedis ? `${localRedis.url} (started for this run)` : redactUrl(env.REDIS_URL)}`,
       );
       if (options.demo) {
         let exitCode = 1;

@@ -23,7 +23,7 @@ export function registerExportCommand(program: Command): void {
   program
     .command('export')
     .description(
-      'Export every user, group or ACL to files (a worker writes them; see the README, Exports and schedules)',
+      'Export every user, group or ACL to files (a worker writes them; see docs/exports.md)',
     )
     .requiredOption(
       '--resource <resource>',

@@ -17,8 +17,16 @@ import { failureLimitText, oneOf, positiveInteger } from '../options.js';
 import { checkInputFile, checkOutputFile, openOutputFile, readJsonFile } from '../paths.js';
 import { describeActions, followImport, summarize } from '../progress.js';
 import { withContext } from '../with-context.js';
+import { checkSyncOptions } from '../../sync/sync-options.js';
+import {
+  addSyncOptions,
+  describeSync,
+  hasSyncOptions,
+  syncOptionsFromCli,
+  type SyncCommandOptions,
+} from '../sync.js';
 
-interface ImportCommandOptions {
+export interface ImportCommandOptions extends SyncCommandOptions {
   resource: ResourceName;
   mode: ImportMode;
   batchSize: number;
@@ -37,10 +45,14 @@ interface ImportCommandOptions {
   dryRun?: boolean;
 }
 
-/** Exit code of a finished import: 0 all succeeded, 2 some records did not, 1 the import failed. */
+/**
+ * Exit code of a finished import: 0 all succeeded, 2 some records did not, 3 a sync held for
+ * approval (nothing written), 1 the import failed.
+ */
 export function importExitCode(info: ImportInfo): number {
   if (info.state === 'completed') return 0;
   if (info.state === 'completed_with_errors') return 2;
+  if (info.state === 'held') return 3;
   return 1;
 }
 
@@ -56,7 +68,7 @@ function endFailedImport(exists: boolean, error: unknown): undefined {
 }
 
 export function registerImportCommand(program: Command): void {
-  program
+  const command = program
     .command('import')
     .description(
       'Import a CSV, JSON or NDJSON file of users, groups or ACLs ("-" reads standard input)',
@@ -69,7 +81,7 @@ export function registerImportCommand(program: Command): void {
     )
     .requiredOption(
       '--mode <mode>',
-      'create, upsert, update or delete',
+      'create, upsert, update, delete or sync (see porter sync)',
       oneOf('--mode', IMPORT_MODES),
     )
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
@@ -108,64 +120,75 @@ export function registerImportCommand(program: Command): void {
       oneOf('--format', ['csv', 'json'] as const),
       'csv',
     )
-    .action(async (file: string, options: ImportCommandOptions) => {
-      const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
-      // every option and path is checked before an import is stored
-      const mapping = await checkImportArguments(file, delimiter, options);
-      const source = file === '-' ? process.stdin : createReadStream(file);
-      await withContext(async (context) => {
-        let exists = false;
-        const info = await startImport(
-          context,
-          {
-            options: {
-              resource: options.resource,
-              mode: options.mode,
-              batchSize: options.batchSize,
-              listSeparator: options.listSeparator,
-              delimiter,
-              emptyAsClear: options.emptyAsClear === true,
-              allowAdmin: options.allowAdmin === true,
-              allowLookalike: options.allowLookalike === true,
-              maxFailures: options.maxFailures,
-              lookup: options.lookup,
-              dryRun: options.dryRun === true,
-            },
-            source,
-            fileName: file === '-' ? undefined : basename(file),
-            mapping,
-          },
-          (created) => {
-            exists = true;
-            console.log(created.id);
-          },
-        ).catch((error: unknown) => endFailedImport(exists, error));
-        if (info === undefined) return;
-        if (!options.wait) {
-          console.error(
-            `queued: ${info.total} records in ${info.batches} batches; follow with: porter status ${info.id}`,
-          );
-          return;
-        }
-        const final = await followImport({
-          read: () => context.store.get(info.id),
-          stuckHint: async () =>
-            (await workersRunning(context))
-              ? undefined
-              : 'no worker is running: start one with `npx porter worker`',
-        });
-        console.error(summarize(final));
-        const actions = describeActions(final);
-        if (actions) console.error(actions);
-        if (options.report) {
-          const out = await openOutputFile(options.report, '--report', options.force === true);
-          await writeReport(context, info.id, out, { format: options.format });
-          await finished(out);
-          console.error(`report written to ${options.report}`);
-        }
-        process.exitCode = importExitCode(final);
-      });
+    .action((file: string, options: ImportCommandOptions) => runImport(file, options));
+  addSyncOptions(command);
+}
+
+/** Submits a file as an import and, with `wait`, follows it and sets the exit code. */
+export async function runImport(file: string, options: ImportCommandOptions): Promise<void> {
+  const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
+  // every option and path is checked before an import is stored
+  const mapping = await checkImportArguments(file, delimiter, options);
+  if (options.mode !== 'sync' && hasSyncOptions(options)) {
+    throw new PorterError('PORTER_USAGE', 'the sync options go with --mode sync');
+  }
+  const sync = options.mode === 'sync' ? await syncOptionsFromCli(options) : undefined;
+  if (sync) checkSyncOptions(options.resource, sync);
+  const source = file === '-' ? process.stdin : createReadStream(file);
+  await withContext(async (context) => {
+    let exists = false;
+    const info = await startImport(
+      context,
+      {
+        options: {
+          resource: options.resource,
+          mode: options.mode,
+          batchSize: options.batchSize,
+          listSeparator: options.listSeparator,
+          delimiter,
+          emptyAsClear: options.emptyAsClear === true,
+          allowAdmin: options.allowAdmin === true,
+          allowLookalike: options.allowLookalike === true,
+          maxFailures: options.maxFailures,
+          lookup: options.lookup,
+          dryRun: options.dryRun === true,
+          sync,
+        },
+        source,
+        fileName: file === '-' ? undefined : basename(file),
+        mapping,
+      },
+      (created) => {
+        exists = true;
+        console.log(created.id);
+      },
+    ).catch((error: unknown) => endFailedImport(exists, error));
+    if (info === undefined) return;
+    if (!options.wait) {
+      console.error(
+        `queued: ${info.total} records in ${info.batches} batches; follow with: porter status ${info.id}`,
+      );
+      return;
+    }
+    const final = await followImport({
+      read: () => context.store.get(info.id),
+      stuckHint: async () =>
+        (await workersRunning(context))
+          ? undefined
+          : 'no worker is running: start one with `npx porter worker`',
     });
+    console.error(summarize(final));
+    const actions = describeActions(final);
+    if (actions) console.error(actions);
+    if (final.sync) console.error(describeSync(final));
+    if (options.report) {
+      const out = await openOutputFile(options.report, '--report', options.force === true);
+      await writeReport(context, info.id, out, { format: options.format });
+      await finished(out);
+      console.error(`report written to ${options.report}`);
+    }
+    process.exitCode = importExitCode(final);
+  });
 }
 
 /** Checks the paths and the options that need more than a parser; returns the mapping read. */

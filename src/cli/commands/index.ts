@@ -6,6 +6,7 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   sandbox: async () => (await import('./sandbox.js')).registerSandboxCommand,
   import: async () => (await import('./import.js')).registerImportCommand,
+  watch: async () => (await import('./watch.js')).registerWatchCommand,
   status: async () => (await import('./status.js')).registerStatusCommands,
   export: async () => (await import('./export.js')).registerExportCommand,
   schedule: async () => (await import('./schedule.js')).registerScheduleCommands,
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   dev: async () => (await import('./dev.js')).registerDevCommand,
   migrate: async () => (await import('./migrate.js')).registerMigrateCommand,
   diff: async () => (await import('./diff.js')).registerDiffCommand,
+  sync: async () => (await import('./sync.js')).registerSyncCommands,
 };
 
 /** The module that registers each command name (status.ts holds several). */
@@ -23,6 +25,7 @@ const MODULE_OF: Record<string, string> = {
   resume: 'status',
   retry: 'status',
   apply: 'status',
+  approve: 'sync',
 };
 
 /**

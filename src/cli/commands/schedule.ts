@@ -1,5 +1,16 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { addSchedule, cliOutDir, deleteSchedule, listSchedules } from '../../app/exports.js';
+import {
+  addImportSchedule,
+  deleteImportSchedule,
+  importScheduleRuns,
+  listImportSchedules,
+} from '../../app/import-schedules.js';
+import { PorterError } from '../../errors/porter-error.js';
+import type { ScheduleRun } from '../../imports/schedule-history.js';
+import type { ImportScheduleInfo } from '../../queue/import-schedules.js';
 import {
   EXPORT_FORMATS,
   EXPORT_RESOURCES,
@@ -7,11 +18,14 @@ import {
   type ExportResource,
 } from '../../export/export-types.js';
 import type { ScheduleInfo } from '../../queue/schedules.js';
+import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
 import { oneOf, positiveInteger } from '../options.js';
-import { checkOutputDirectory } from '../paths.js';
+import { checkInputFile, checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
 
-interface ScheduleAddOptions {
+interface ScheduleAddOptions extends ImportOptionValues {
+  import?: string;
+  evenUnchanged?: boolean;
   cron: string;
   tz?: string;
   resource: ExportResource;
@@ -31,15 +45,77 @@ export function describeSchedule(info: ScheduleInfo): string {
   );
 }
 
-/** `porter schedule add | list | remove`. */
+/** One line per import schedule. */
+export function describeImportSchedule(info: ImportScheduleInfo): string {
+  const { request } = info;
+  const tz = info.tz ? ` (${info.tz})` : '';
+  const unchanged = request.evenUnchanged ? '  even unchanged' : '';
+  return (
+    `${info.name}  "${info.cron}"${tz}  import ${request.file} → ` +
+    `${request.options.resource} ${request.options.mode}${unchanged}  next ${info.next ?? '-'}`
+  );
+}
+
+/** One line per run of an import schedule. */
+export function describeRun(run: ScheduleRun): string {
+  const what = run.importId ? ` import ${run.importId}` : '';
+  const note = run.note ? `  ${run.note}` : '';
+  return `${run.at}  ${run.outcome}${what}${note}`;
+}
+
+/** Adds an import schedule from `schedule add NAME --import FILE`. */
+async function addImportScheduleCommand(
+  name: string,
+  file: string,
+  options: ScheduleAddOptions,
+  command: Command,
+): Promise<void> {
+  for (const exportOnly of ['out', 'keep', 'format']) {
+    if (command.getOptionValueSource(exportOnly) === 'cli') {
+      throw new PorterError(
+        'PORTER_USAGE',
+        `--${exportOnly} is for export schedules, not --import`,
+      );
+    }
+  }
+  if (!(RESOURCE_NAMES as readonly string[]).includes(options.resource)) {
+    throw new PorterError(
+      'PORTER_USAGE',
+      `--resource of a scheduled import must be one of ${RESOURCE_NAMES.join(', ')}`,
+    );
+  }
+  // the file may be missing now (the system that writes it has not yet): only a directory is refused
+  const path = resolve(file);
+  await checkInputFile(path, '--import').catch((error: unknown) => {
+    if (error instanceof PorterError && error.code === 'PORTER_USAGE') throw error;
+  });
+  const importOptions = await importOptionsFrom(options.resource as ResourceName, options);
+  await withContext(async (context) => {
+    const info = await addImportSchedule(context, {
+      name,
+      cron: options.cron,
+      tz: options.tz,
+      request: {
+        file: path,
+        options: importOptions,
+        evenUnchanged: options.evenUnchanged === true,
+      },
+    });
+    console.log(describeImportSchedule(info));
+  });
+}
+
+/** `porter schedule add | list | remove | history`. */
 export function registerScheduleCommands(program: Command): void {
   const schedule = program
     .command('schedule')
-    .description('Scheduled exports, kept in Redis and run by the workers');
+    .description('Scheduled exports and imports, kept in Redis and run by the workers');
 
-  schedule
+  const add = schedule
     .command('add')
-    .description('Create or replace a schedule; runs go to OUT/NAME/<run-id>/')
+    .description(
+      'Create or replace a schedule: an export (runs go to OUT/NAME/<run-id>/), or with --import FILE an import of FILE as it is when the schedule fires',
+    )
     .argument('<name>', 'schedule name: letters, digits, "_" and "-"')
     .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (6 fields: seconds first)')
     .option('--tz <zone>', 'IANA time zone of the pattern, e.g. Europe/Berlin')
@@ -60,21 +136,47 @@ export function registerScheduleCommands(program: Command): void {
       'completed runs to keep; older ones are removed',
       positiveInteger('--keep'),
     )
-    .action(async (name: string, options: ScheduleAddOptions) => {
-      if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
-      await withContext(async (context) => {
-        const info = await addSchedule(context, {
-          name,
-          cron: options.cron,
-          tz: options.tz,
-          keep: options.keep,
-          resource: options.resource,
-          format: options.format,
-          outDir: cliOutDir(context, options.out),
-        });
-        console.log(describeSchedule(info));
+    .option('--import <file>', 'schedule an import of this file instead of an export')
+    .option(
+      '--even-unchanged',
+      'with --import: import the file even when its content is that of the last run',
+    );
+  const exportOptions = new Set(add.options.map((option) => option.attributeName()));
+  addImportOptions(add, false);
+  // what addImportOptions declared, and --even-unchanged: only an import schedule takes them
+  const importOnly = new Set(
+    add.options
+      .map((option) => option.attributeName())
+      .filter((attribute) => !exportOptions.has(attribute)),
+  );
+  importOnly.add('evenUnchanged');
+  importOnly.delete('import');
+  add.action(async (name: string, options: ScheduleAddOptions, command: Command) => {
+    if (options.import !== undefined) {
+      await addImportScheduleCommand(name, options.import, options, command);
+      return;
+    }
+    // an import option without --import would be silently dropped: say so instead
+    const given = command.options.find(
+      (option) =>
+        importOnly.has(option.attributeName()) &&
+        command.getOptionValueSource(option.attributeName()) === 'cli',
+    );
+    if (given) throw new PorterError('PORTER_USAGE', `${given.long} goes with --import FILE`);
+    if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
+    await withContext(async (context) => {
+      const info = await addSchedule(context, {
+        name,
+        cron: options.cron,
+        tz: options.tz,
+        keep: options.keep,
+        resource: options.resource,
+        format: options.format,
+        outDir: cliOutDir(context, options.out),
       });
+      console.log(describeSchedule(info));
     });
+  });
 
   schedule
     .command('list')
@@ -83,20 +185,39 @@ export function registerScheduleCommands(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       await withContext(async (context) => {
         const schedules = await listSchedules(context);
-        if (options.json) console.log(JSON.stringify(schedules, null, 2));
-        else if (schedules.length === 0) console.error('no schedules');
-        else for (const info of schedules) console.log(describeSchedule(info));
+        const imports = await listImportSchedules(context);
+        if (options.json) console.log(JSON.stringify([...schedules, ...imports], null, 2));
+        else if (schedules.length + imports.length === 0) console.error('no schedules');
+        else {
+          for (const info of schedules) console.log(describeSchedule(info));
+          for (const info of imports) console.log(describeImportSchedule(info));
+        }
       });
     });
 
   schedule
     .command('remove')
-    .description('Remove a schedule; its past runs and their files stay')
+    .description('Remove a schedule (export or import); its past runs, files and imports stay')
     .argument('<name>', 'schedule name')
     .action(async (name: string) => {
       await withContext(async (context) => {
-        await deleteSchedule(context, name);
+        if (!(await deleteImportSchedule(context, name))) await deleteSchedule(context, name);
         console.error(`schedule ${name} removed`);
+      });
+    });
+
+  schedule
+    .command('history')
+    .description('The last runs of an import schedule, newest first: imported, unchanged or failed')
+    .argument('<name>', 'schedule name')
+    .option('--limit <n>', 'runs shown', positiveInteger('--limit'), 20)
+    .option('--json', 'print them as JSON')
+    .action(async (name: string, options: { limit: number; json?: boolean }) => {
+      await withContext(async (context) => {
+        const runs = await importScheduleRuns(context, name, options.limit);
+        if (options.json) console.log(JSON.stringify(runs, null, 2));
+        else if (runs.length === 0) console.error(`no runs of ${name}`);
+        else for (const run of runs) console.log(describeRun(run));
       });
     });
 }

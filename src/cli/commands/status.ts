@@ -20,6 +20,7 @@ import { withContext } from '../with-context.js';
 import { describeStages, requireMigration } from '../../app/migrations.js';
 import { isMigrationId } from '../../migrate/migration-store.js';
 import { summarizeMigration } from './migrate.js';
+import { describeSync } from '../sync.js';
 
 export function registerStatusCommands(program: Command): void {
   program
@@ -54,6 +55,7 @@ export function registerStatusCommands(program: Command): void {
         const plan = describeActions(info);
         if (plan) console.log(plan);
         if (info.lookup) console.log(describeLookup(info.lookup));
+        if (info.sync) console.log(describeSync(info));
         console.log(
           `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
         );

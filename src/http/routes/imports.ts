@@ -10,6 +10,7 @@ import {
   resumeImport,
   retryImport,
   applyImport,
+  approveImport,
   startImport,
   writeReport,
 } from '../../app/imports.js';
@@ -46,6 +47,7 @@ const importSchema = {
     applyOf: { type: 'string' },
     actions: { type: 'object', additionalProperties: { type: 'integer' } },
     lookup: { type: 'object', additionalProperties: true },
+    sync: { type: 'object', additionalProperties: true },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
     finishedAt: { type: 'string' },
@@ -98,7 +100,8 @@ export async function importRoutes(
         summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
         description:
           'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, ' +
-          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping) placed before the ' +
+          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping; for mode sync also ' +
+          'missing, maxDeletes, protect, scopeGroup, scopeMatch) placed before the ' +
           'file part (one file part only); or a raw ' +
           'text/csv, application/json or application/x-ndjson body with the options as query parameters.',
         consumes: ['multipart/form-data', ...RAW_TYPES],
@@ -223,6 +226,22 @@ export async function importRoutes(
     },
     async (request, reply) => {
       const info = await applyImport(context, request.params.id);
+      return reply.status(202).send(withLinks(info));
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/imports/:id/approve',
+    {
+      schema: {
+        summary:
+          'Approve a held sync: a new import writes its plan, each record only if the server still holds what it was planned against',
+        params: idParams,
+        response: { 202: importSchema },
+      },
+    },
+    async (request, reply) => {
+      const info = await approveImport(context, request.params.id);
       return reply.status(202).send(withLinks(info));
     },
   );

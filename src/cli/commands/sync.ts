@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
+import { approveImport } from '../../app/imports.js';
+import { failureLimitText, oneOf, positiveInteger } from '../options.js';
+import { describeActions, followImport, summarize } from '../progress.js';
+import { addSyncOptions, describeSync } from '../sync.js';
+import { withContext } from '../with-context.js';
+import { importExitCode, runImport, type ImportCommandOptions } from './import.js';
+
+type SyncCommandLine = Omit<ImportCommandOptions, 'mode' | 'resource'> & {
+  resource: ResourceName;
+};
+
+export function registerSyncCommands(program: Command): void {
+  const command = program
+    .command('sync')
+    .description(
+      'Make the directory match a file: upsert its records, and lock, delete or ignore those on the server it leaves out (exit 0 done, 2 some records failed, 3 held for approval, 1 failed)',
+    )
+    .argument('<file>', 'CSV, JSON or NDJSON file of every user or group in scope')
+    .requiredOption(
+      '--resource <resource>',
+      'users or groups',
+      oneOf(
+        '--resource',
+        RESOURCE_NAMES.filter((name) => name !== 'acls'),
+      ),
+    )
+    .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
+    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
+    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
+    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
+    .option('--allow-admin', 'let the sync touch users of any type but "General User"')
+    .option(
+      '--allow-lookalike',
+      'allow a key that looks like another key (case, width, confusable letters)',
+    )
+    .option(
+      '--max-failures <n>',
+      'stop once this many records failed (a number, or a percentage like 5%)',
+      failureLimitText('--max-failures'),
+    )
+    .option('--dry-run', 'plan only: the changes, locks and deletes it would make; nothing written')
+    .option('--no-wait', 'print the id and return at once instead of following the sync')
+    .option('--report <file>', 'write the per-record report to this file when the sync ends')
+    .option('--force', 'overwrite the --report file when it exists')
+    .option(
+      '--format <format>',
+      'report format: csv or json',
+      oneOf('--format', ['csv', 'json'] as const),
+      'csv',
+    )
+    .action((file: string, options: SyncCommandLine) =>
+      runImport(file, { ...options, mode: 'sync', lookup: undefined }),
+    );
+  addSyncOptions(command);
+
+  program
+    .command('approve')
+    .description(
+      'Write the plan of a held sync as planned: each record only if the server still holds what it was planned against',
+    )
+    .argument('<id>', 'id of the held sync')
+    .option('--wait', 'follow the new import until it ends, then summarize')
+    .action(async (id: string, options: { wait?: boolean }) => {
+      await withContext(async (context) => {
+        const info = await approveImport(context, id, (created) => console.log(created.id));
+        if (!options.wait) {
+          console.error(`queued: the plan of ${id}; follow with: porter status ${info.id}`);
+          return;
+        }
+        const final = await followImport({ read: () => context.store.get(info.id) });
+        console.error(summarize(final));
+        const actions = describeActions(final);
+        if (actions) console.error(actions);
+        if (final.sync) console.error(describeSync(final));
+        process.exitCode = importExitCode(final);
+      });
+    });
+}

@@ -1,0 +1,107 @@
+/**
+ * The import options of commands that start imports of files they find later (`porter watch`,
+ * `porter schedule add --import`): declared once, checked once before anything is stored.
+ * The modes are read from the same list the import command reads.
+ */
+import type { Command } from 'commander';
+import type { ResourceName } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+import { checkIngestOptions, loadMapping } from '../ingest/index.js';
+import {
+  IMPORT_MODES,
+  LOOKUP_MODES,
+  type ImportMode,
+  type ImportOptions,
+  type LookupMode,
+} from '../model/import.js';
+import { failureLimitText, oneOf, positiveInteger } from './options.js';
+import { readJsonFile } from './paths.js';
+
+/** The options as commander hands them over. */
+export interface ImportOptionValues {
+  mode?: ImportMode;
+  batchSize: number;
+  map?: string;
+  delimiter?: string;
+  listSeparator: string;
+  emptyAsClear?: boolean;
+  allowAdmin?: boolean;
+  allowLookalike?: boolean;
+  maxFailures?: string;
+  lookup?: LookupMode;
+  dryRun?: boolean;
+}
+
+/**
+ * Declares the import options on a command; `--mode` is required unless `modeRequired` is
+ * false (a command that also does something else checks it itself).
+ */
+export function addImportOptions(command: Command, modeRequired = true): Command {
+  const modeText = IMPORT_MODES.join(', ');
+  const mode = oneOf('--mode', IMPORT_MODES);
+  if (modeRequired) command.requiredOption('--mode <mode>', modeText, mode);
+  else command.option('--mode <mode>', `import mode: ${modeText}`, mode);
+  return command
+    .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
+    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
+    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
+    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
+    .option(
+      '--allow-admin',
+      'allow user types other than "General User", changing user types, and deleting such users',
+    )
+    .option(
+      '--allow-lookalike',
+      'allow a key that looks like another key (case, width, confusable letters)',
+    )
+    .option(
+      '--max-failures <n>',
+      'stop once this many records failed (a number, or a percentage like 5%)',
+      failureLimitText('--max-failures'),
+    )
+    .option(
+      '--lookup <how>',
+      'auto, snapshot or each; default PORTER_LOOKUP',
+      oneOf('--lookup', LOOKUP_MODES),
+    )
+    .option('--dry-run', 'plan only: nothing is written (then: porter apply ID)');
+}
+
+/**
+ * The import options of a command line, checked as the import would check them (mapping file
+ * read, delimiter, mode for the resource); throws a PorterError before anything is stored.
+ */
+export async function importOptionsFrom(
+  resource: ResourceName,
+  values: ImportOptionValues,
+): Promise<ImportOptions> {
+  if (values.mode === undefined) {
+    throw new PorterError('PORTER_USAGE', `--mode is required: ${IMPORT_MODES.join(', ')}`);
+  }
+  const delimiter = values.delimiter === 'tab' ? '\t' : values.delimiter;
+  const mapping = values.map
+    ? loadMapping(await readJsonFile(values.map, '--map'), resource)
+    : undefined;
+  checkIngestOptions({
+    resource,
+    mode: values.mode,
+    delimiter,
+    listSeparator: values.listSeparator,
+    mapping,
+  });
+  return {
+    resource,
+    mode: values.mode,
+    batchSize: values.batchSize,
+    listSeparator: values.listSeparator,
+    delimiter,
+    emptyAsClear: values.emptyAsClear === true,
+    allowAdmin: values.allowAdmin === true,
+    allowLookalike: values.allowLookalike === true,
+    maxFailures: values.maxFailures,
+    lookup: values.lookup,
+    dryRun: values.dryRun === true,
+    mapping,
+  };
+}

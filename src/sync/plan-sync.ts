@@ -1,0 +1,94 @@
+/**
+ * Planning a sync's records: a server record its file leaves out becomes a lock, a delete or a
+ * skip with its reason; a locked user its file names is unlocked unless the file says otherwise.
+ */
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import type { StagedRecord } from '../model/import.js';
+import { fingerprint } from '../plan/fingerprint.js';
+import { mergeRecord } from '../plan/merge.js';
+import {
+  findCurrent,
+  naturalKey,
+  type PlanContext,
+  type Planned,
+  type SyncPlanContext,
+} from '../plan/plan-batch.js';
+import { decideMissing, LOCKED } from './sync-rules.js';
+
+/** Plans a server record the file leaves out. */
+export async function planServerOnly(
+  staged: StagedRecord,
+  context: PlanContext,
+  sync: SyncPlanContext,
+): Promise<Planned> {
+  const { resource, lookup } = context;
+  const descriptor = RESOURCES[resource];
+  const key = naturalKey(resource, staged.record);
+  const current = await findCurrent(resource, staged.record, lookup);
+  const basis = context.planning ? fingerprint(current) : undefined;
+  const action = sync.rules.missing === 'delete' ? 'delete' : 'lock';
+  const base = { row: staged.row, key, basis, attempts: 0 };
+  if (!current) {
+    return {
+      decided: {
+        ...base,
+        action,
+        status: 'skipped',
+        error: 'not in the file, and no longer on the server; nothing to do',
+      },
+    };
+  }
+  const currentId = current[descriptor.idField] as string | number | undefined;
+  const decision = decideMissing(sync.rules, key, current, staged.serverOnly?.lookalikeOf);
+  if (decision.kind === 'spared') {
+    return {
+      decided: { ...base, action, status: 'skipped', id: currentId, error: decision.reason },
+    };
+  }
+  if (decision.kind === 'delete') {
+    return {
+      op: {
+        ...base,
+        action: 'delete',
+        method: 'DELETE',
+        payload: { [descriptor.idField]: currentId },
+        existingId: currentId,
+        knownAbsent: false,
+        warnings: [],
+      },
+    };
+  }
+  const { payload, changed, changes } = mergeRecord(resource, current, {
+    [descriptor.keyField]: key,
+    status: LOCKED,
+  });
+  return {
+    op: {
+      ...base,
+      action: 'lock',
+      method: 'PUT',
+      payload,
+      existingId: currentId,
+      knownAbsent: false,
+      changed,
+      changes,
+      warnings: [],
+    },
+  };
+}
+
+/**
+ * Whether a locked user the file names is made active again: yes, unless the file carries a
+ * status column (then its value, or an empty cell leaving the status as it is, wins).
+ */
+export function reactivates(
+  resource: ResourceName,
+  staged: StagedRecord,
+  current: Record<string, unknown> | undefined,
+  sync: SyncPlanContext,
+): boolean {
+  if (resource !== 'users' || current?.status !== LOCKED) return false;
+  if (staged.record.status !== undefined) return false;
+  const columns = sync.mappingColumns ?? {};
+  return !Object.keys(staged.input).some((column) => (columns[column] ?? column) === 'status');
+}
