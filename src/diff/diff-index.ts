@@ -10,6 +10,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { ResourceName } from '../admin/resources.js';
+import { hmgetMany } from '../util/redis.js';
 import { aclDiffKey, comparable } from './comparable.js';
 
 const TTL_SECONDS = 3600;
@@ -72,7 +73,7 @@ export class DiffIndex {
         (text) => JSON.parse(text) as { key: string; groupId: string; fields: object },
       );
       const groupIds = [...new Set(items.map((item) => item.groupId))];
-      const names = await this.redis.hmget(this.namesKey('groups'), ...groupIds);
+      const names = await hmgetMany(this.redis, this.namesKey('groups'), groupIds);
       const nameOf = new Map(groupIds.map((id, index) => [id, names[index] ?? `#${id}`]));
       const pairs: string[] = [];
       for (const item of items) {
@@ -90,7 +91,7 @@ export class DiffIndex {
   /** Names of ids of a resource; an id unknown to this side reads `#id`. */
   async names(resource: 'groups' | 'users', ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const names = await this.redis.hmget(this.namesKey(resource), ...ids);
+    const names = await hmgetMany(this.redis, this.namesKey(resource), ids);
     return new Map(ids.map((id, index) => [id, names[index] ?? `#${id}`]));
   }
 

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RESOURCE_NAMES, type ResourceName } from '../admin/resources.js';
+import { hmgetMany } from '../util/redis.js';
 import { referenceField, sameJson } from './comparable.js';
 import { DiffIndex } from './diff-index.js';
 
@@ -95,7 +96,7 @@ async function compareResource(
   const refResource = resource === 'users' ? 'groups' : 'users';
   for await (const pairs of scanHash(redis, a.recKey(resource))) {
     const keys = pairs.map(([key]) => key);
-    const others = await redis.hmget(b.recKey(resource), ...keys);
+    const others = await hmgetMany(redis, b.recKey(resource), keys);
     const left = pairs.map(([, text]) => JSON.parse(text) as Record<string, unknown>);
     const right = others.map((text) =>
       text === null ? undefined : (JSON.parse(text) as Record<string, unknown>),
@@ -129,7 +130,7 @@ async function compareResource(
   }
   for await (const pairs of scanHash(redis, b.recKey(resource))) {
     const keys = pairs.map(([key]) => key);
-    const mine = await redis.hmget(a.recKey(resource), ...keys);
+    const mine = await hmgetMany(redis, a.recKey(resource), keys);
     for (let index = 0; index < keys.length; index++) {
       if (mine[index] !== null) continue;
       counts.onlyB++;

@@ -16,6 +16,7 @@ import { PorterError } from '../errors/porter-error.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import type { ImportStore } from '../results/import-store.js';
 import { IMPORT_ID_PATTERN } from '../results/import-id.js';
+import { hmgetMany } from '../util/redis.js';
 import {
   STAGES,
   type MigrationInfo,
@@ -198,9 +199,9 @@ export class MigrationStore {
     const found = new Map<string, SourceRef>();
     if (sourceIds.length === 0) return found;
     const [targets, failures, keys] = await Promise.all([
-      this.redis.hmget(this.key(migrationId, `map:${resource}`), ...sourceIds),
-      this.redis.hmget(this.key(migrationId, `failed:${resource}`), ...sourceIds),
-      this.redis.hmget(this.key(migrationId, `key:${resource}`), ...sourceIds),
+      hmgetMany(this.redis, this.key(migrationId, `map:${resource}`), sourceIds),
+      hmgetMany(this.redis, this.key(migrationId, `failed:${resource}`), sourceIds),
+      hmgetMany(this.redis, this.key(migrationId, `key:${resource}`), sourceIds),
     ]);
     sourceIds.forEach((sourceId, index) => {
       found.set(sourceId, {
