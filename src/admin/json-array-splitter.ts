@@ -51,6 +51,18 @@ export class JsonArraySplitter {
   /** Chunks left to scan before guessing again, after guesses were refused. */
   private guessPause = 0;
   private guessesRefused = 0;
+  /**
+   * With `stopAtClose`, the bytes after the array's `]` in the chunk that closed it (a reader of
+   * a larger document goes on from there); without it, such bytes are a syntax error.
+   */
+  trailing: Buffer | undefined;
+
+  constructor(private readonly options: { stopAtClose?: boolean } = {}) {}
+
+  /** The array's closing `]` was read. */
+  get closed(): boolean {
+    return this.kind === 'array' && this.expect === 'nothing';
+  }
 
   /** Feeds one chunk; returns the elements it completed, parsed. */
   write(chunk: Buffer): unknown[] {
@@ -121,7 +133,7 @@ export class JsonArraySplitter {
     let { depth, inString, escaped, bare } = this;
     const length = chunk.length;
     try {
-      for (let index = 0; index < length; index++) {
+      scanning: for (let index = 0; index < length; index++) {
         const byte = chunk[index]!;
         if (inString) {
           if (escaped) escaped = false;
@@ -186,6 +198,10 @@ export class JsonArraySplitter {
             else this.fail(byte, index);
             break;
           case 'nothing':
+            if (this.options.stopAtClose) {
+              this.trailing = chunk.subarray(index);
+              break scanning;
+            }
             this.fail(byte, index);
         }
       }

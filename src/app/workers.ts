@@ -5,6 +5,8 @@ import { createExportWorker } from '../queue/export-worker.js';
 import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
 import { createImportScheduleWorker } from '../queue/import-schedule-worker.js';
 import { runImportScheduleJob } from './import-schedules.js';
+import { createMigrationWorker } from '../queue/migration-queue.js';
+import { stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
@@ -94,9 +96,16 @@ export function startWorkers(
     run: (data, jobId) => runImportScheduleJob(context, data, jobId),
     logger: context.logger.child({ component: 'import-schedule-worker' }),
   });
+  const migrationWorker = createMigrationWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    logger: context.logger.child({ component: 'migration-worker' }),
+    deps: stageRunnerDeps(context),
+  });
   let closing: Promise<void> | undefined;
   return {
-    workers: [importWorker, exportWorker, importScheduleWorker],
+    workers: [importWorker, exportWorker, importScheduleWorker, migrationWorker],
     close: () => {
       closing ??= (async () => {
         const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
@@ -105,6 +114,7 @@ export function startWorkers(
           importWorker.close(),
           exportWorker.close(),
           importScheduleWorker.close(),
+          migrationWorker.close(),
         ]).then(() => true);
         const timedOut = new Promise<false>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
@@ -121,6 +131,7 @@ export function startWorkers(
           importWorker.cancelAllJobs(SHUTDOWN_REASON);
           exportWorker.cancelAllJobs(SHUTDOWN_REASON);
           importScheduleWorker.cancelAllJobs(SHUTDOWN_REASON);
+          migrationWorker.cancelAllJobs(SHUTDOWN_REASON);
           await Promise.race([
             drained,
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),

@@ -139,6 +139,13 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary: 'The record to create already existed before this import.',
   },
+  PORTER_REFERENCE_FAILED: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'A migrated record names a record (its group, a member) that did not migrate; the message names it. Fix that one and run the migration again.',
+  },
   PORTER_PLAN_STALE: {
     httpStatus: 409,
     exitCode: 2,

@@ -21,6 +21,7 @@ import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { metaRoutes } from './routes/meta.js';
 import { previewRoutes } from './routes/previews.js';
+import { migrationRoutes } from './routes/migrations.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { opsRoutes } from './routes/ops.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
@@ -94,6 +95,7 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   });
   await app.register(importRoutes, { context: options.context, maxUploadBytes });
   await app.register(exportRoutes, { context: options.context });
+  await app.register(migrationRoutes, { context: options.context, maxUploadBytes });
   await app.register(importScheduleRoutes, { context: options.context });
   await app.register(scheduleRoutes, { context: options.context });
   await app.register(importRecordRoutes, { context: options.context });

@@ -30,6 +30,11 @@ export interface SubmitImportRequest {
   format?: InputFormat;
   mapping?: Mapping;
   retryOf?: string;
+  /**
+   * Decides a valid record's result without staging it (a migration fails a record whose
+   * reference did not migrate); undefined stages it as usual.
+   */
+  decide?: (item: Extract<IngestItem, { kind: 'record' }>) => RecordResult | undefined;
 }
 
 export interface SubmitImportDeps {
@@ -76,7 +81,7 @@ export async function submitImport(
   });
   deps.onCreated?.(created);
   const importId = created.id;
-  const receiving = new Receiving(importId, deps, options);
+  const receiving = new Receiving(importId, deps, options, request.decide);
   try {
     const { header, items } = ingest(request.source, ingestOptions);
     let columnsSaved = false;
@@ -138,11 +143,15 @@ class Receiving {
     private readonly importId: string,
     private readonly deps: SubmitImportDeps,
     private readonly options: ImportOptions,
+    private readonly decide?: SubmitImportRequest['decide'],
   ) {}
 
   async add(item: IngestItem): Promise<void> {
     this.total++;
-    if (item.kind === 'record') {
+    const decided = item.kind === 'record' ? this.decide?.(item) : undefined;
+    if (decided) {
+      this.invalidBuffer.push(decided);
+    } else if (item.kind === 'record') {
       this.stageBuffer.push({
         row: item.row,
         line: item.line,

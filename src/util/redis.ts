@@ -50,3 +50,20 @@ export async function deleteKeysWithPrefix(url: string, prefix: string): Promise
     redis.disconnect();
   }
 }
+
+/** Fields per HMGET: a command's arguments are spread, and a spread of ~100,000 overflows the stack. */
+const HMGET_CHUNK = 5_000;
+
+/** HMGET of any number of fields, in commands of at most 5,000 fields. */
+export async function hmgetMany(
+  redis: Redis,
+  key: string,
+  fields: readonly string[],
+): Promise<(string | null)[]> {
+  if (fields.length <= HMGET_CHUNK) return fields.length === 0 ? [] : redis.hmget(key, ...fields);
+  const parts: Promise<(string | null)[]>[] = [];
+  for (let start = 0; start < fields.length; start += HMGET_CHUNK) {
+    parts.push(redis.hmget(key, ...fields.slice(start, start + HMGET_CHUNK)));
+  }
+  return (await Promise.all(parts)).flat();
+}

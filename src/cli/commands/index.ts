@@ -14,6 +14,8 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   api: async () => (await import('./api.js')).registerApiCommand,
   dev: async () => (await import('./dev.js')).registerDevCommand,
+  migrate: async () => (await import('./migrate.js')).registerMigrateCommand,
+  diff: async () => (await import('./diff.js')).registerDiffCommand,
   sync: async () => (await import('./sync.js')).registerSyncCommands,
   undo: async () => (await import('./undo.js')).registerUndoCommand,
 };

@@ -17,16 +17,28 @@ import { checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
+import { describeStages, requireMigration } from '../../app/migrations.js';
+import { isMigrationId } from '../../migrate/migration-store.js';
+import { summarizeMigration } from './migrate.js';
 import { describeSync } from '../sync.js';
 
 export function registerStatusCommands(program: Command): void {
   program
     .command('status')
-    .description('Show the state, counts and progress of an import')
-    .argument('<id>', 'import id')
+    .description('Show the state, counts and progress of an import or a migration')
+    .argument('<id>', 'import or migration id')
     .option('--json', 'print the full state as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
       await withContext(async (context) => {
+        if (isMigrationId(id)) {
+          const migration = await requireMigration(context, id);
+          if (options.json) console.log(JSON.stringify(migration, null, 2));
+          else {
+            console.log(summarizeMigration(migration));
+            for (const line of describeStages(migration)) console.log(`  ${line}`);
+          }
+          return;
+        }
         const info = await describeImport(context, id);
         if (options.json) {
           console.log(JSON.stringify(info, null, 2));

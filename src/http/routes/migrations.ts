@@ -1,0 +1,110 @@
+/** /v1/migrations: a bundle uploaded as the request body, and the migration's state. */
+import { pipeline, type Readable } from 'node:stream';
+import type {} from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import type { PorterContext } from '../../app/context.js';
+import { requireMigration, startMigration } from '../../app/migrations.js';
+import { PorterError } from '../../errors/porter-error.js';
+import {
+  MIGRATION_MODES,
+  type MigrationInfo,
+  type MigrationMode,
+} from '../../migrate/migration-model.js';
+import { idParams } from '../schemas.js';
+import { limitBytes, uploadTooLarge } from '../size-limit.js';
+
+export interface MigrationRoutesOptions {
+  context: PorterContext;
+  maxUploadBytes: number;
+}
+
+const migrationSchema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    id: { type: 'string' },
+    state: { type: 'string' },
+    reason: { type: 'string' },
+    stage: { type: 'string' },
+    stages: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    links: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;
+
+const querySchema = {
+  type: 'object',
+  properties: {
+    mode: { type: 'string', enum: [...MIGRATION_MODES] },
+    dryRun: { type: 'boolean' },
+    allowAdmin: { type: 'boolean' },
+    batchSize: { type: 'integer', minimum: 1, maximum: 10_000 },
+  },
+  additionalProperties: false,
+} as const;
+
+interface MigrationQuery {
+  mode?: MigrationMode;
+  dryRun?: boolean;
+  allowAdmin?: boolean;
+  batchSize?: number;
+}
+
+function withLinks(info: MigrationInfo): MigrationInfo & { links: Record<string, string> } {
+  return { ...info, links: { self: `/v1/migrations/${encodeURIComponent(info.id)}` } };
+}
+
+export async function migrationRoutes(
+  app: FastifyInstance,
+  options: MigrationRoutesOptions,
+): Promise<void> {
+  const { context, maxUploadBytes } = options;
+  // the bundle is streamed into Redis, never parsed into memory by fastify
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser(['application/json'], (_request, payload, done) => done(null, payload));
+
+  app.post<{ Querystring: MigrationQuery }>(
+    '/v1/migrations',
+    {
+      schema: {
+        summary: 'Upload a bundle (porter export --format bundle) and migrate it into the target',
+        description:
+          'The bundle is the application/json request body; options (mode, dryRun, allowAdmin, ' +
+          'batchSize) are query parameters. Stages: groups, ACLs, users, memberships.',
+        querystring: querySchema,
+        consumes: ['application/json'],
+        response: { 202: migrationSchema },
+      },
+    },
+    async (request, reply) => {
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (declared > maxUploadBytes) throw uploadTooLarge(maxUploadBytes);
+      const body = request.body as Readable | undefined;
+      if (!body || typeof body.pipe !== 'function') {
+        throw new PorterError('PORTER_INPUT_EMPTY', 'send the bundle as the request body');
+      }
+      const query = request.query;
+      const info = await startMigration(context, {
+        source: pipeline(body, limitBytes(maxUploadBytes), () => {}),
+        options: {
+          mode: query.mode ?? 'upsert',
+          dryRun: query.dryRun === true,
+          allowAdmin: query.allowAdmin === true,
+          batchSize: query.batchSize ?? 100,
+        },
+      });
+      return reply.status(202).send(withLinks(info));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/migrations/:id',
+    {
+      schema: {
+        summary: "A migration's state, its stage, and each stage's counts",
+        params: idParams,
+        response: { 200: migrationSchema },
+      },
+    },
+    async (request) => withLinks(await requireMigration(context, request.params.id)),
+  );
+}

@@ -1,0 +1,284 @@
+/**
+ * A migration's state in Redis, so that any worker on any machine can run its next stage and a
+ * run cut by a crash goes on where it stopped:
+ *
+ *   <p>:migration:<id>:meta         hash: state, options, bundle head, totals, per-stage phase and import
+ *   <p>:migration:<id>:src:<r>      list: the bundle's records of section r, in bundle order
+ *   <p>:migration:<id>:key:<r>      hash: source id → natural key (group name, username, ACL name)
+ *   <p>:migration:<id>:map:<r>      hash: source id → target id ("+" for a dry run's planned create)
+ *   <p>:migration:<id>:failed:<r>   hash: source id → why it did not migrate
+ *   <p>:migrations                  sorted set: migration ids by creation time
+ */
+import type { Redis } from 'ioredis';
+import type { ResourceName } from '../admin/resources.js';
+import { RESOURCE_NAMES } from '../admin/resources.js';
+import { PorterError } from '../errors/porter-error.js';
+import { FINAL_IMPORT_STATES } from '../model/import.js';
+import type { ImportStore } from '../results/import-store.js';
+import { IMPORT_ID_PATTERN } from '../results/import-id.js';
+import { hmgetMany } from '../util/redis.js';
+import {
+  STAGES,
+  type MigrationInfo,
+  type MigrationOptions,
+  type MigrationState,
+  type StageInfo,
+  type StageName,
+  type StagePhase,
+} from './migration-model.js';
+
+export interface MigrationStoreOptions {
+  redis: Redis;
+  prefix: string;
+  /** Seconds a migration's keys live after its creation. @defaultValue 7 days */
+  ttlSeconds?: number;
+}
+
+/** A source id's fate so far: its target id, why it failed, or nothing yet. */
+export interface SourceRef {
+  targetId?: string;
+  failed?: string;
+  key?: string;
+}
+
+export class MigrationStore {
+  readonly redis: Redis;
+  private readonly prefix: string;
+  private readonly ttlSeconds: number;
+
+  constructor(options: MigrationStoreOptions) {
+    this.redis = options.redis;
+    this.prefix = options.prefix;
+    this.ttlSeconds = options.ttlSeconds ?? 7 * 24 * 3600;
+  }
+
+  key(migrationId: string, part: string): string {
+    return `${this.prefix}:migration:${migrationId}:${part}`;
+  }
+
+  private allKeys(migrationId: string): string[] {
+    const keys = [this.key(migrationId, 'meta')];
+    for (const resource of RESOURCE_NAMES) {
+      for (const part of ['src', 'key', 'map', 'failed']) {
+        keys.push(this.key(migrationId, `${part}:${resource}`));
+      }
+    }
+    return keys;
+  }
+
+  /** Stores a new migration in `receiving`. */
+  async create(
+    migrationId: string,
+    options: MigrationOptions,
+    bundleName: string | undefined,
+  ): Promise<void> {
+    const now = new Date().toISOString();
+    const meta: Record<string, string> = {
+      state: 'receiving',
+      options: JSON.stringify(options),
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (bundleName !== undefined) meta.bundleName = bundleName;
+    for (const stage of STAGES) meta[`${stage}:phase`] = 'pending';
+    await this.redis
+      .multi()
+      .hset(this.key(migrationId, 'meta'), meta)
+      .zadd(`${this.prefix}:migrations`, Date.now(), migrationId)
+      .exec();
+    await this.expire(migrationId);
+  }
+
+  private async expire(migrationId: string): Promise<void> {
+    const multi = this.redis.multi();
+    for (const key of this.allKeys(migrationId)) multi.expire(key, this.ttlSeconds);
+    await multi.exec();
+  }
+
+  /** Appends records of a section, with their natural keys. */
+  async stageRecords(
+    migrationId: string,
+    resource: ResourceName,
+    records: readonly Record<string, unknown>[],
+    keyOf: (record: Record<string, unknown>) => [string, string],
+  ): Promise<void> {
+    if (records.length === 0) return;
+    const keys: string[] = [];
+    for (const record of records) keys.push(...keyOf(record));
+    await this.redis
+      .multi()
+      .rpush(this.key(migrationId, `src:${resource}`), ...records.map((r) => JSON.stringify(r)))
+      .hset(this.key(migrationId, `key:${resource}`), ...keys)
+      .exec();
+  }
+
+  /** The whole bundle is in: the migration runs. */
+  async markReceived(
+    migrationId: string,
+    head: { source: string; exportedAt: string },
+    totals: Record<ResourceName, number>,
+  ): Promise<void> {
+    await this.redis.hset(this.key(migrationId, 'meta'), {
+      state: 'running',
+      source: head.source,
+      exportedAt: head.exportedAt,
+      totals: JSON.stringify(totals),
+      updatedAt: new Date().toISOString(),
+    });
+    await this.expire(migrationId);
+  }
+
+  async setState(migrationId: string, state: MigrationState, reason?: string): Promise<void> {
+    const now = new Date().toISOString();
+    const fields: Record<string, string> = { state, updatedAt: now };
+    if (reason !== undefined) fields.reason = reason;
+    if (state !== 'running' && state !== 'receiving') fields.finishedAt = now;
+    await this.redis.hset(this.key(migrationId, 'meta'), fields);
+    await this.expire(migrationId);
+  }
+
+  async meta(migrationId: string): Promise<Record<string, string> | undefined> {
+    if (!IMPORT_ID_PATTERN.test(migrationId)) return undefined;
+    const meta = await this.redis.hgetall(this.key(migrationId, 'meta'));
+    return Object.keys(meta).length === 0 ? undefined : meta;
+  }
+
+  async options(migrationId: string): Promise<MigrationOptions> {
+    const meta = await this.meta(migrationId);
+    if (!meta?.options) throw new PorterError('PORTER_NOT_FOUND', `no migration ${migrationId}`);
+    return JSON.parse(meta.options) as MigrationOptions;
+  }
+
+  async setStage(
+    migrationId: string,
+    stage: StageName,
+    fields: { phase?: StagePhase; importId?: string },
+  ): Promise<void> {
+    const update: Record<string, string> = { stage, updatedAt: new Date().toISOString() };
+    if (fields.phase) update[`${stage}:phase`] = fields.phase;
+    if (fields.importId) update[`${stage}:import`] = fields.importId;
+    await this.redis.hset(this.key(migrationId, 'meta'), update);
+  }
+
+  async stageOf(
+    migrationId: string,
+    stage: StageName,
+  ): Promise<{ phase: StagePhase; importId?: string }> {
+    const [phase, importId] = await this.redis.hmget(
+      this.key(migrationId, 'meta'),
+      `${stage}:phase`,
+      `${stage}:import`,
+    );
+    return { phase: (phase ?? 'pending') as StagePhase, importId: importId ?? undefined };
+  }
+
+  async sourceCount(migrationId: string, resource: ResourceName): Promise<number> {
+    return this.redis.llen(this.key(migrationId, `src:${resource}`));
+  }
+
+  async readSource(
+    migrationId: string,
+    resource: ResourceName,
+    start: number,
+    count: number,
+  ): Promise<Record<string, unknown>[]> {
+    const texts = await this.redis.lrange(
+      this.key(migrationId, `src:${resource}`),
+      start,
+      start + count - 1,
+    );
+    return texts.map((text) => JSON.parse(text) as Record<string, unknown>);
+  }
+
+  /** What became of these source ids of a resource so far. */
+  async refs(
+    migrationId: string,
+    resource: ResourceName,
+    sourceIds: readonly string[],
+  ): Promise<Map<string, SourceRef>> {
+    const found = new Map<string, SourceRef>();
+    if (sourceIds.length === 0) return found;
+    const [targets, failures, keys] = await Promise.all([
+      hmgetMany(this.redis, this.key(migrationId, `map:${resource}`), sourceIds),
+      hmgetMany(this.redis, this.key(migrationId, `failed:${resource}`), sourceIds),
+      hmgetMany(this.redis, this.key(migrationId, `key:${resource}`), sourceIds),
+    ]);
+    sourceIds.forEach((sourceId, index) => {
+      found.set(sourceId, {
+        targetId: targets[index] ?? undefined,
+        failed: failures[index] ?? undefined,
+        key: keys[index] ?? undefined,
+      });
+    });
+    return found;
+  }
+
+  /** Records where source ids went; written again after a crash, with the same values. */
+  async recordOutcomes(
+    migrationId: string,
+    resource: ResourceName,
+    mapped: readonly [string, string][],
+    failed: readonly [string, string][],
+  ): Promise<void> {
+    const multi = this.redis.multi();
+    if (mapped.length > 0) multi.hset(this.key(migrationId, `map:${resource}`), ...mapped.flat());
+    if (failed.length > 0)
+      multi.hset(this.key(migrationId, `failed:${resource}`), ...failed.flat());
+    // the map lives as long as the rest of the migration
+    multi.expire(this.key(migrationId, `map:${resource}`), this.ttlSeconds);
+    multi.expire(this.key(migrationId, `failed:${resource}`), this.ttlSeconds);
+    await multi.exec();
+  }
+
+  /** The migration with each stage's counts, read from its import. */
+  async get(migrationId: string, imports: ImportStore): Promise<MigrationInfo | undefined> {
+    const meta = await this.meta(migrationId);
+    if (!meta) return undefined;
+    const totals = meta.totals
+      ? (JSON.parse(meta.totals) as Record<ResourceName, number>)
+      : { groups: 0, users: 0, acls: 0 };
+    const stages: StageInfo[] = [];
+    for (const stage of STAGES) {
+      const phase = (meta[`${stage}:phase`] ?? 'pending') as StagePhase;
+      const importId = meta[`${stage}:import`];
+      const info: StageInfo = {
+        stage,
+        phase,
+        total: totals[stage === 'memberships' ? 'groups' : stage],
+        done: 0,
+      };
+      if (importId) {
+        const imported = await imports.get(importId);
+        if (imported) {
+          info.importId = importId;
+          info.importState = imported.state;
+          info.done = imported.done;
+          info.counts = imported.counts;
+          info.actions = imported.actions;
+          if (FINAL_IMPORT_STATES.has(imported.state) && imported.total > 0) {
+            info.total = imported.total;
+          }
+        }
+      }
+      stages.push(info);
+    }
+    return {
+      id: migrationId,
+      state: meta.state as MigrationState,
+      reason: meta.reason,
+      options: JSON.parse(meta.options ?? '{}') as MigrationOptions,
+      bundle: { name: meta.bundleName, source: meta.source, exportedAt: meta.exportedAt },
+      createdAt: meta.createdAt ?? '',
+      updatedAt: meta.updatedAt ?? '',
+      finishedAt: meta.finishedAt,
+      totals,
+      stage: meta.stage as StageName | undefined,
+      stages,
+    };
+  }
+}
+
+/** A new migration id: `mig_` and the same sortable tail as an import id. */
+export function isMigrationId(id: string): boolean {
+  return id.startsWith('mig_') && IMPORT_ID_PATTERN.test(id);
+}
