@@ -13,7 +13,7 @@ import { envSchema } from '../../src/config/env.js';
 import { ERROR_CODES } from '../../src/errors/codes.js';
 
 /** Pages linked before they exist: they are written on other branches and arrive at merge. */
-const PAGES_ON_THEIR_WAY: ReadonlySet<string> = new Set(['docs/migration.md']);
+const PAGES_ON_THEIR_WAY: ReadonlySet<string> = new Set<string>();
 
 /** The README stays a front page; the reference lives in docs/. */
 const README_MAX_LINES = 300;
