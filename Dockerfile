@@ -9,6 +9,8 @@ COPY src ./src
 COPY workers ./workers
 COPY examples ./examples
 COPY tsconfig.json ./
+# the bundle porter runs from (bin/bundle.js), made now: the image's user cannot write /app
+RUN node bin/porter.js --version
 # named volumes take the owner of these directories when first created
 RUN mkdir -p /exports /data && chown node:node /exports /data
 USER node
