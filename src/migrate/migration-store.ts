@@ -230,6 +230,30 @@ export class MigrationStore {
     await multi.exec();
   }
 
+  /**
+   * The newest migrations first, at most `limit`. Ids whose keys have expired are dropped from
+   * the index as they are met.
+   */
+  async list(imports: ImportStore, limit: number): Promise<MigrationInfo[]> {
+    const index = `${this.prefix}:migrations`;
+    const found: MigrationInfo[] = [];
+    let start = 0;
+    while (found.length < limit) {
+      const ids = await this.redis.zrevrange(index, start, start + limit - 1);
+      if (ids.length === 0) break;
+      const gone: string[] = [];
+      for (const id of ids) {
+        if (found.length >= limit) break;
+        const info = await this.get(id, imports);
+        if (info) found.push(info);
+        else gone.push(id);
+      }
+      if (gone.length > 0) await this.redis.zrem(index, ...gone);
+      start += ids.length - gone.length;
+    }
+    return found;
+  }
+
   /** The migration with each stage's counts, read from its import. */
   async get(migrationId: string, imports: ImportStore): Promise<MigrationInfo | undefined> {
     const meta = await this.meta(migrationId);

@@ -73,4 +73,20 @@ describe('POST /v1/migrations', () => {
     const unknown = await fetch(`${baseUrl}/v1/migrations/mig_nope`, { headers: auth });
     expect(unknown.status).toBe(404);
   });
+
+  it('GET /v1/migrations lists them newest first, limited, behind the token', async () => {
+    const answer = await fetch(`${baseUrl}/v1/migrations`, { headers: auth });
+    expect(answer.status).toBe(200);
+    const list = (await answer.json()) as MigrationBody[];
+    // the refused bundle of the test before, then the completed migration
+    expect(list.map((item) => item.state)).toEqual(['failed', 'completed']);
+    expect(list[1]!.stages.map((stage) => stage.phase)).toEqual(['done', 'done', 'done', 'done']);
+    expect(list[0]!.links.self).toBe(`/v1/migrations/${list[0]!.id}`);
+    const limited = await fetch(`${baseUrl}/v1/migrations?limit=1`, { headers: auth });
+    expect(((await limited.json()) as MigrationBody[]).map((item) => item.id)).toEqual([
+      list[0]!.id,
+    ]);
+    const anonymous = await fetch(`${baseUrl}/v1/migrations`);
+    expect(anonymous.status).toBe(401);
+  });
 });

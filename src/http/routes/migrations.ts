@@ -3,7 +3,7 @@ import { pipeline, type Readable } from 'node:stream';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
-import { requireMigration, startMigration } from '../../app/migrations.js';
+import { migrationStore, requireMigration, startMigration } from '../../app/migrations.js';
 import { PorterError } from '../../errors/porter-error.js';
 import {
   MIGRATION_MODES,
@@ -93,6 +93,25 @@ export async function migrationRoutes(
         },
       });
       return reply.status(202).send(withLinks(info));
+    },
+  );
+
+  app.get<{ Querystring: { limit?: number } }>(
+    '/v1/migrations',
+    {
+      schema: {
+        summary: 'List recent migrations, newest first',
+        querystring: {
+          type: 'object',
+          properties: { limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+          additionalProperties: false,
+        },
+        response: { 200: { type: 'array', items: migrationSchema } },
+      },
+    },
+    async (request) => {
+      const list = await migrationStore(context).list(context.store, request.query.limit ?? 50);
+      return list.map(withLinks);
     },
   );
 
