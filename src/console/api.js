@@ -25,7 +25,10 @@ export class ApiError extends Error {
   }
 }
 
-async function call(path, { method = 'GET', json, form, signal, signingIn = false } = {}) {
+async function call(
+  path,
+  { method = 'GET', json, form, raw, contentType, signal, signingIn = false } = {},
+) {
   const headers = { authorization: `Bearer ${token() ?? ''}` };
   let body;
   if (json !== undefined) {
@@ -33,6 +36,10 @@ async function call(path, { method = 'GET', json, form, signal, signingIn = fals
     body = JSON.stringify(json);
   } else if (form !== undefined) {
     body = form;
+  } else if (raw !== undefined) {
+    // a file sent as the body, as it is (a bundle for /v1/migrations)
+    headers['content-type'] = contentType;
+    body = raw;
   }
   const response = await fetch(path, { method, headers, body, signal });
   if (response.status === 401) {

@@ -4,6 +4,8 @@ import { field, fill, h, notice } from './dom.js';
 import { exportsPage } from './exports-page.js';
 import { importPage } from './import-page.js';
 import { importsPage } from './imports-page.js';
+import { migrationPage } from './migration-page.js';
+import { migrationsPage } from './migrations-page.js';
 import { newImportPage } from './new-import-page.js';
 
 const main = document.getElementById('main');
@@ -29,6 +31,12 @@ const ROUTES = [
     (match) => (root, context) => importPage(root, context, decodeURIComponent(match[1])),
   ],
   [/^#\/exports$/, 'exports', () => exportsPage],
+  [/^#\/migrations\/?$/, 'migrations', () => migrationsPage],
+  [
+    /^#\/migrations\/([^/]+)$/,
+    'migrations',
+    (match) => (root, context) => migrationPage(root, context, decodeURIComponent(match[1])),
+  ],
 ];
 
 function signInPage(message) {

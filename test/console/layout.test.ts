@@ -52,6 +52,12 @@ async function visitAll(page: Page): Promise<void> {
   await page.getByRole('heading', { name: 'Schedules' }).waitFor();
   expect(await overflow(page)).toBe(0);
   expect(await unlabelled(page)).toEqual([]);
+
+  await page.goto(`${harness.baseUrl}/console/#/migrations`);
+  await page.getByRole('heading', { name: 'Start a migration' }).waitFor();
+  await page.getByText('No migrations yet.').waitFor();
+  expect(await overflow(page)).toBe(0);
+  expect(await unlabelled(page)).toEqual([]);
 }
 
 describe('console: layout and keyboard', () => {
@@ -72,7 +78,7 @@ describe('console: layout and keyboard', () => {
     await page.getByRole('heading', { name: 'Imports', level: 1 }).waitFor();
     // the page's content has the focus after each navigation; the menu is just before it
     const focused: { text: string; outline: string }[] = [];
-    for (let step = 0; step < 5; step++) {
+    for (let step = 0; step < 6; step++) {
       await page.keyboard.press('Shift+Tab');
       focused.push(
         await page.evaluate(`(() => {
@@ -83,6 +89,7 @@ describe('console: layout and keyboard', () => {
     }
     expect(focused.map((item) => item.text)).toEqual([
       'Sign out',
+      'Migrations',
       'Exports',
       'New import',
       'Imports',
