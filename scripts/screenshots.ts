@@ -11,11 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { chromium, type Page } from 'playwright-core';
+import { AdminClient } from '../src/admin/client.js';
+import type { ResourceName } from '../src/admin/resources.js';
 import { createPorterContext, type PorterContext } from '../src/app/context.js';
 import { startImport } from '../src/app/imports.js';
+import { requireMigration, startMigration } from '../src/app/migrations.js';
 import { startWorkers } from '../src/app/workers.js';
 import { loadEnv } from '../src/config/env.js';
+import { bundleSource } from '../src/export/bundle.js';
+import type { RecordBatches } from '../src/export/export-types.js';
 import { buildApiApp } from '../src/http/build-app.js';
+import { FINAL_MIGRATION_STATES, type MigrationInfo } from '../src/migrate/migration-model.js';
 import type { ImportInfo, ImportOptions } from '../src/model/import.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { silentLogger } from '../src/util/logger.js';
@@ -75,6 +81,72 @@ async function runImport(
     mapping,
   });
   return waitSettled(context, info.id);
+}
+
+/** A bundle of a second sandbox holding a few groups, ACLs and users. */
+async function sampleBundle(): Promise<string> {
+  const source = await startSandbox({ port: 0 });
+  const client = new AdminClient({ baseUrl: source.url, requestTimeoutMs: 10_000 });
+  try {
+    const groups = await client.postGroups(
+      ['Design', 'Legal', 'Support'].map((name) => ({ name, description: `${name} team` })),
+    );
+    const ids = groups.map((group) => group.id!);
+    await client.putAcls(
+      ids.map((groupId, g) => ({
+        name: `${groups[g]!.name} assets`,
+        groupId,
+        rootPath: `/Assets/${groups[g]!.name}`,
+        forms: ['Basic'],
+        uploadForm: 'Basic',
+      })),
+    );
+    await client.postUsers(
+      ['mary.shelley', 'ada.byron', 'john.snow', 'rosalind.franklin', 'carl.gauss'].map(
+        (username, u) => ({
+          username,
+          email: `${username}@example.com`,
+          groups: [ids[u % ids.length]!],
+        }),
+      ),
+    );
+    const read = (resource: ResourceName) => (): RecordBatches =>
+      client.streamBatches(resource) as RecordBatches;
+    let text = '';
+    for await (const part of bundleSource(
+      {
+        exportedAt: new Date().toISOString(),
+        source: 'https://old.example.com',
+        porterVersion: '0.1.0',
+      },
+      [
+        ['groups', read('groups')],
+        ['users', read('users')],
+        ['acls', read('acls')],
+      ],
+    )) {
+      text += part;
+    }
+    return text;
+  } finally {
+    await client.close();
+    await source.close();
+  }
+}
+
+async function runMigration(context: PorterContext, bundle: string): Promise<MigrationInfo> {
+  const started = await startMigration(context, {
+    source: Readable.from([Buffer.from(bundle)]),
+    fileName: 'bundle.json',
+    options: { mode: 'upsert', dryRun: false, allowAdmin: false, batchSize: 100 },
+  });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const info = await requireMigration(context, started.id);
+    if (FINAL_MIGRATION_STATES.has(info.state)) return info;
+    if (Date.now() > deadline) throw new Error(`migration ${started.id} did not end`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 async function shoot(page: Page, name: string, fullPage = false): Promise<void> {
@@ -170,6 +242,11 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Add schedule' }).click();
     await page.getByRole('table', { name: 'Schedules' }).waitFor();
     await shoot(page, 'console-exports.png', true);
+
+    const migration = await runMigration(context, await sampleBundle());
+    await page.goto(`${baseUrl}/console/#/migrations/${encodeURIComponent(migration.id)}`);
+    await page.getByRole('link', { name: /^Memberships import/ }).waitFor();
+    await shoot(page, 'console-migration.png', true);
 
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const small = await phone.newPage();
