@@ -89,4 +89,15 @@ describe('POST /v1/migrations', () => {
     const anonymous = await fetch(`${baseUrl}/v1/migrations`);
     expect(anonymous.status).toBe(401);
   });
+
+  it('drops from the list, and from its index, a migration whose keys have expired', async () => {
+    const { redis, env } = pipeline.context;
+    const index = `${env.PORTER_PREFIX}:migrations`;
+    // newest of all, but its keys are gone
+    await redis.zadd(index, Date.now() + 60_000, 'mig_expired');
+    const answer = await fetch(`${baseUrl}/v1/migrations?limit=2`, { headers: auth });
+    const list = (await answer.json()) as MigrationBody[];
+    expect(list.map((item) => item.state)).toEqual(['failed', 'completed']);
+    expect(await redis.zscore(index, 'mig_expired')).toBeNull();
+  });
 });
