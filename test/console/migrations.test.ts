@@ -126,4 +126,27 @@ describe('console: migrations', () => {
     }
     expect(harness.problems).toEqual([]);
   }, 240_000);
+
+  it('shows why a file that is not a bundle was refused, and the failed migration', async () => {
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/migrations`);
+    await page.getByLabel('Bundle file (JSON)').setInputFiles({
+      name: 'not-a-bundle.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ porter: 'bundle', version: 2, groups: [] })),
+    });
+    await page.getByRole('button', { name: 'Start migration' }).click();
+    await eventually(() => page.getByRole('alert').textContent()).toMatch(/bundle/i);
+
+    const list = page.getByRole('table', { name: 'Migrations, newest first' });
+    await eventually(() => list.locator('tbody tr').count()).toBe(3);
+    const first = list.locator('tbody tr').first();
+    expect(await first.textContent()).toContain('failed');
+    await first.getByRole('link').click();
+    await page.getByRole('heading', { level: 1, name: /^Migration mig_/ }).waitFor();
+    await eventually(() => page.locator('.facts').textContent()).toContain('Reason');
+    expect(await page.locator('.facts .badge').first().textContent()).toBe('failed');
+    expect(harness.problems).toEqual([]);
+  }, 120_000);
 });
