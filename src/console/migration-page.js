@@ -2,7 +2,7 @@
  * One migration: its state and, for each stage (groups, ACLs, users, memberships), its phase,
  * progress and counts, with a link to the stage's import. Refreshed until it has ended.
  */
-import { api, segment } from './api.js';
+import { api, download, segment } from './api.js';
 import { fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
 import { FINAL_MIGRATION_STATES, optionsText, STAGE_TEXT, stageText } from './migration-view.js';
@@ -13,9 +13,23 @@ export async function migrationPage(root, { signal }, migrationId) {
   const summary = h('div', { class: 'summary' });
   const stages = h('section', { 'aria-labelledby': 'stages-title' });
   const status = h('div');
+  const idMapButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      onclick: () =>
+        download(
+          `/v1/migrations/${segment(migrationId)}/id-map.csv`,
+          `${migrationId}-id-map.csv`,
+        ).catch((error) => fill(status, notice('error', error.message))),
+    },
+    'Download id map (CSV)',
+  );
   root.append(
     h('p', null, h('a', { href: '#/migrations' }, 'All migrations')),
     h('h1', null, `Migration ${migrationId}`),
+    h('div', { class: 'actions' }, idMapButton),
     status,
     summary,
     stages,

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
@@ -67,6 +68,17 @@ describe('console: migrations', () => {
     const members = source.store.groupByName('cm group 0')!.users!;
     expect(members.length).toBeGreaterThan(0);
     expect(target.groupByName('cm group 0')!.users).toHaveLength(members.length);
+
+    // the id map downloads: a row per group, ACL and user, source id to target id
+    const [idMap] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download id map (CSV)' }).click(),
+    ]);
+    expect(idMap.suggestedFilename()).toBe(`${migrationId}-id-map.csv`);
+    const idMapText = await readFile((await idMap.path())!, 'utf8');
+    const idMapLines = idMapText.trim().split('\n');
+    expect(idMapLines[0]).toBe('resource,sourceId,targetId,key');
+    expect(idMapLines).toHaveLength(1 + 2 + 2 + 6);
 
     // the list shows it, ended
     await page.getByRole('link', { name: 'All migrations' }).click();

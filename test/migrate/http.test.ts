@@ -60,6 +60,22 @@ describe('POST /v1/migrations', () => {
       ['users', 6],
       ['memberships', 2],
     ]);
+    const idMap = await fetch(`${baseUrl}${created.links.idMap}`, { headers: auth });
+    expect(idMap.status).toBe(200);
+    expect(idMap.headers.get('content-type')).toMatch(/^text\/csv/);
+    const lines = (await idMap.text()).trim().split('\n');
+    expect(lines[0]).toBe('resource,sourceId,targetId,key');
+    // 2 groups, 2 ACLs and 6 users, each mapped from its source id to its target id
+    expect(
+      lines
+        .slice(1)
+        .map((line) => line.split(',')[0])
+        .sort(),
+    ).toEqual(
+      [...Array(2).fill('acls'), ...Array(2).fill('groups'), ...Array(6).fill('users')].sort(),
+    );
+    const unknown = await fetch(`${baseUrl}/v1/migrations/mig_nope/id-map.csv`, { headers: auth });
+    expect(unknown.status).toBe(404);
   }, 180_000);
 
   it('refuses what is not a bundle, and answers 404 for an unknown migration', async () => {

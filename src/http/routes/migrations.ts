@@ -1,9 +1,14 @@
 /** /v1/migrations: a bundle uploaded as the request body, and the migration's state. */
-import { pipeline, type Readable } from 'node:stream';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
-import { migrationStore, requireMigration, startMigration } from '../../app/migrations.js';
+import {
+  migrationStore,
+  requireMigration,
+  startMigration,
+  writeIdMap,
+} from '../../app/migrations.js';
 import { PorterError } from '../../errors/porter-error.js';
 import {
   MIGRATION_MODES,
@@ -50,7 +55,8 @@ interface MigrationQuery {
 }
 
 function withLinks(info: MigrationInfo): MigrationInfo & { links: Record<string, string> } {
-  return { ...info, links: { self: `/v1/migrations/${encodeURIComponent(info.id)}` } };
+  const self = `/v1/migrations/${encodeURIComponent(info.id)}`;
+  return { ...info, links: { self, idMap: `${self}/id-map.csv` } };
 }
 
 export async function migrationRoutes(
@@ -125,5 +131,28 @@ export async function migrationRoutes(
       },
     },
     async (request) => withLinks(await requireMigration(context, request.params.id)),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/v1/migrations/:id/id-map.csv',
+    {
+      schema: {
+        summary: 'The id map: resource, sourceId, targetId, key of every record matched so far',
+        params: idParams,
+      },
+    },
+    async (request, reply) => {
+      await requireMigration(context, request.params.id);
+      const body = new PassThrough();
+      void reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${request.params.id}-id-map.csv"`)
+        .send(body);
+      writeIdMap(context, request.params.id, body).then(
+        () => body.end(),
+        (error: unknown) => body.destroy(error as Error),
+      );
+      return reply;
+    },
   );
 }
