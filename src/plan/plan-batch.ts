@@ -48,6 +48,53 @@ export interface PlannedOp {
   warnings: string[];
 }
 
+/** The part of an op every planner fills the same way: where it came from. */
+export type OpBase = Pick<PlannedOp, 'row' | 'key' | 'basis'> & { line?: number };
+
+/** A DELETE of the record `current`, which is kept for undo. */
+export function deleteOp(
+  base: OpBase,
+  idField: string,
+  currentId: string | number | undefined,
+  current: Record<string, unknown>,
+  warnings: string[] = [],
+): PlannedOp {
+  return {
+    ...base,
+    action: 'delete',
+    method: 'DELETE',
+    payload: { [idField]: currentId },
+    existingId: currentId,
+    knownAbsent: false,
+    before: current,
+    warnings,
+  };
+}
+
+/** A PUT of the merged `payload` over the record `currentId`. */
+export function updateOp(
+  base: OpBase,
+  update: {
+    payload: Record<string, unknown>;
+    currentId: string | number | undefined;
+    changed: string[];
+    changes: FieldChange[];
+    warnings?: string[];
+  },
+): PlannedOp {
+  return {
+    ...base,
+    action: 'update',
+    method: 'PUT',
+    payload: update.payload,
+    existingId: update.currentId,
+    knownAbsent: false,
+    changed: update.changed,
+    changes: update.changes,
+    warnings: update.warnings ?? [],
+  };
+}
+
 /** A record decided without a call; the caller adds `input`. */
 export type DecidedResult = Omit<RecordResult, 'input'>;
 
@@ -210,18 +257,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
     }
     const refused = guard('delete', current);
     if (refused) return refused;
-    return {
-      op: {
-        ...base,
-        action: 'delete',
-        method: 'DELETE',
-        payload: { [descriptor.idField]: currentId },
-        existingId: currentId,
-        knownAbsent: false,
-        before: current,
-        warnings,
-      },
-    };
+    return { op: deleteOp(base, descriptor.idField, currentId, current, warnings) };
   }
 
   if (current && mode === 'create') {
@@ -273,19 +309,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   }
   if (spared) return skipSpared('update');
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
-  return {
-    op: {
-      ...base,
-      action: 'update',
-      method: 'PUT',
-      payload,
-      existingId: currentId,
-      knownAbsent: false,
-      changed,
-      changes,
-      warnings,
-    },
-  };
+  return { op: updateOp(base, { payload, currentId, changed, changes, warnings }) };
 }
 
 /** Reads the record the upload refers to, or undefined when there is none. */

@@ -16,7 +16,13 @@ import { nameIds } from './describe-changes.js';
 import type { DirectoryView } from './directory-view.js';
 import { fingerprint } from './fingerprint.js';
 import { mergeRecord } from './merge.js';
-import type { BatchPlan, DecidedResult, PlannedOp } from './plan-batch.js';
+import {
+  deleteOp,
+  updateOp,
+  type BatchPlan,
+  type DecidedResult,
+  type PlannedOp,
+} from './plan-batch.js';
 import { writtenFingerprint, type UndoEntry } from './undo-entry.js';
 
 export interface UndoPlanContext {
@@ -138,16 +144,7 @@ async function planUndoRecord(
     const refused = guard('delete', {});
     if (refused) return refused;
     return {
-      op: {
-        ...base,
-        action: 'delete',
-        method: 'DELETE',
-        payload: { [descriptor.idField]: currentId },
-        existingId: currentId,
-        knownAbsent: false,
-        before: current,
-        warnings: [],
-      },
+      op: deleteOp(base, descriptor.idField, currentId, current),
     };
   }
 
@@ -197,19 +194,7 @@ async function planUndoRecord(
   const refused = guard('update', restore);
   if (refused) return refused;
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
-  return {
-    op: {
-      ...base,
-      action: 'update',
-      method: 'PUT',
-      payload,
-      existingId: currentId,
-      knownAbsent: false,
-      changed,
-      changes,
-      warnings: [],
-    },
-  };
+  return { op: updateOp(base, { payload, currentId, changed, changes }) };
 }
 
 /**

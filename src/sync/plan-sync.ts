@@ -7,6 +7,7 @@ import type { StagedRecord } from '../model/import.js';
 import { fingerprint } from '../plan/fingerprint.js';
 import { mergeRecord } from '../plan/merge.js';
 import {
+  deleteOp,
   findCurrent,
   naturalKey,
   type PlanContext,
@@ -46,18 +47,7 @@ export async function planServerOnly(
     };
   }
   if (decision.kind === 'delete') {
-    return {
-      op: {
-        ...base,
-        action: 'delete',
-        method: 'DELETE',
-        payload: { [descriptor.idField]: currentId },
-        existingId: currentId,
-        knownAbsent: false,
-        before: current,
-        warnings: [],
-      },
-    };
+    return { op: deleteOp(base, descriptor.idField, currentId, current) };
   }
   const { payload, changed, changes } = mergeRecord(resource, current, {
     [descriptor.keyField]: key,
