@@ -183,12 +183,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   const onCallOutcome = async (failed: boolean, startedAt = Date.now()): Promise<void> => {
     const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
     const why = failed ? breakerTrips(deps.breaker, window) : undefined;
-    if (!why) return;
-    // the first probe comes after a whole cool-down, not from the next batch picked up: the
-    // hold is set before the pause, so a batch that sees the pause finds the probe taken
-    await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
-    if (await store.transition(ref.importId, ['queued', 'running'], 'paused', why)) {
+    // the first probe comes after a whole cool-down, not from the next batch picked up
+    if (why && (await store.transition(ref.importId, ['queued', 'running'], 'paused', why))) {
       deps.metrics?.breakerPaused(info.options.resource);
+      await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
     }
   };
   const { resource, mode, allowAdmin } = info.options;
