@@ -48,6 +48,8 @@ export interface BatchStore {
     to: ImportState,
     reason?: string,
   ): Promise<boolean>;
+  /** queued/running → paused, unless the import was resumed at or after `decidedAt`. */
+  pause(importId: string, reason: string, decidedAt: number): Promise<boolean>;
   recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
   /** The state and its reason alone (asked before every call). */
   stateOf(importId: string): Promise<{ state: ImportState; reason?: string } | undefined>;
@@ -181,10 +183,12 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   }
 
   const onCallOutcome = async (failed: boolean, startedAt = Date.now()): Promise<void> => {
+    // a resume after this read (porter resume, a probe answered) outranks what the read shows
+    const readAt = Date.now();
     const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
     const why = failed ? breakerTrips(deps.breaker, window) : undefined;
     // the first probe comes after a whole cool-down, not from the next batch picked up
-    if (why && (await store.transition(ref.importId, ['queued', 'running'], 'paused', why))) {
+    if (why && (await store.pause(ref.importId, why, readAt))) {
       deps.metrics?.breakerPaused(info.options.resource);
       await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
     }

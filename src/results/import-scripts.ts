@@ -100,18 +100,30 @@ settle()
 return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
 `;
 
-/** ARGV: ttl, now, channel, to, reason ('' = none), from states... 1 = moved, 0 = refused, -1 missing. */
+/**
+ * ARGV: ttl, now, channel, to, reason ('' = none), since (epoch ms; 0 = unguarded), now (epoch
+ * ms), from states... 1 = moved, 0 = refused, -1 missing. A move out of paused records when the
+ * import was resumed; a guarded move is refused when that was at or after `since`.
+ */
 const TRANSITION = `
 local m = redis.call('HMGET', KEYS[1], 'id', 'state')
 local id, state = m[1], m[2]
 if not state then return -1 end
 if FINAL[state] then return 0 end
 local allowed = false
-for i = 6, #ARGV do
+for i = 8, #ARGV do
   if ARGV[i] == state then allowed = true end
 end
 if not allowed then return 0 end
 local to, reason = ARGV[4], ARGV[5]
+-- a move guarded by a time: refused when the import was resumed since (a stale decision)
+local since = tonumber(ARGV[6])
+if since > 0 and tonumber(redis.call('HGET', KEYS[1], 'resumedAt') or '0') >= since then
+  return 0
+end
+if state == 'paused' and (to == 'running' or to == 'queued') then
+  redis.call('HSET', KEYS[1], 'resumedAt', ARGV[7])
+end
 redis.call('HSET', KEYS[1], 'state', to, 'updatedAt', now)
 if reason ~= '' then
   redis.call('HSET', KEYS[1], 'reason', reason)

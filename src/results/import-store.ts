@@ -290,8 +290,24 @@ export class ImportStore {
     to: ImportState,
     reason?: string,
   ): Promise<boolean> {
+    return this.transitionUnlessResumed(importId, from, to, reason, 0);
+  }
+
+  /**
+   * A transition that is refused when the import was resumed (paused → running or queued) at
+   * or after `since` (epoch ms; 0: never refused): a decision read before a resume must not
+   * undo it.
+   */
+  async transitionUnlessResumed(
+    importId: string,
+    from: readonly ImportState[],
+    to: ImportState,
+    reason: string | undefined,
+    since: number,
+  ): Promise<boolean> {
     const keys = importKeyList(this.keys(importId));
-    const args = [...this.commonArgs(), to, reason ?? '', ...from];
+    const args = [...this.commonArgs(), to, reason ?? '', String(since), String(Date.now())];
+    args.push(...from);
     const reply = await runImportScript(this.redis, 'transition', keys, args);
     if (reply === -1) throw importNotFound(importId);
     return reply === 1;
@@ -339,9 +355,18 @@ export class ImportStore {
     return this.require(importId);
   }
 
-  /** queued/running → paused. False when the import is in another state. */
-  async pause(importId: string, reason: string): Promise<boolean> {
-    return this.transition(importId, ['queued', 'running'], 'paused', reason);
+  /**
+   * queued/running → paused, on a decision read at `decidedAt` (epoch ms). False when the import
+   * is in another state, or was resumed since that decision was read.
+   */
+  async pause(importId: string, reason: string, decidedAt = 0): Promise<boolean> {
+    return this.transitionUnlessResumed(
+      importId,
+      ['queued', 'running'],
+      'paused',
+      reason,
+      decidedAt,
+    );
   }
 
   /** paused → running (queued when no batch had started). False when it was not paused. */

@@ -242,6 +242,20 @@ describe('transition', () => {
     expect(await store.resume(id)).toBe(false);
   });
 
+  it('refuses a pause decided before the import was last resumed, and takes one decided after', async () => {
+    const id = await queuedImport(2);
+    await store.transition(id, ['queued'], 'running');
+    const decidedBefore = Date.now() - 1_000;
+    expect(await store.pause(id, 'first')).toBe(true);
+    expect(await store.resume(id)).toBe(true);
+    // a batch's breaker read its failures before the resume: the resume stands
+    expect(await store.pause(id, 'stale', decidedBefore)).toBe(false);
+    expect(await store.getState(id)).toBe('running');
+    // read after it, the same decision pauses
+    expect(await store.pause(id, 'fresh', Date.now() + 1_000)).toBe(true);
+    expect(await store.get(id)).toMatchObject({ state: 'paused', reason: 'fresh' });
+  });
+
   it('settles at once an upload that failed while receiving', async () => {
     const info = await store.create({ options: OPTIONS });
     await store.stage(info.id, [staged(1)]);
