@@ -143,3 +143,13 @@ export function fill(parent, ...children) {
   parent.replaceChildren();
   return append(parent, children);
 }
+
+/** A list of facts, name then value, leaving out those with no value (undefined or ''). */
+export function factList(pairs) {
+  const shown = pairs.filter(([, value]) => value !== undefined && value !== '');
+  return h(
+    'dl',
+    { class: 'facts' },
+    shown.map(([name, value]) => [h('dt', null, name), h('dd', null, value)]),
+  );
+}

@@ -4,7 +4,7 @@
  * the records with their field-level changes, and the button that carries it out.
  */
 import { api, download, segment } from './api.js';
-import { fill, h, notice, poll, showTime, showValue, table } from './dom.js';
+import { factList, fill, h, notice, poll, showTime, showValue, table } from './dom.js';
 import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view.js';
 
 const PAGE = 100;
@@ -83,16 +83,12 @@ export async function importPage(root, { signal, meta }, importId) {
       ],
       ['Created', showTime(info.createdAt)],
       ['Finished', info.finishedAt ? showTime(info.finishedAt) : undefined],
-    ].filter(([, value]) => value !== undefined && value !== '');
+    ];
     fill(
       summary,
       progressBar(info),
       h('p', { class: 'rate muted' }, rateText(info)),
-      h(
-        'dl',
-        { class: 'facts' },
-        facts.map(([name, value]) => [h('dt', null, name), h('dd', null, value)]),
-      ),
+      factList(facts),
     );
   }
 

@@ -3,7 +3,7 @@
  * progress and counts, with a link to the stage's import. Refreshed until it has ended.
  */
 import { api, download, segment } from './api.js';
-import { fill, h, notice, poll, showTime, table } from './dom.js';
+import { factList, fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
 import { FINAL_MIGRATION_STATES, optionsText, STAGE_TEXT, stageText } from './migration-view.js';
 
@@ -70,15 +70,8 @@ export async function migrationPage(root, { signal }, migrationId) {
       ],
       ['Created', showTime(info.createdAt)],
       ['Finished', info.finishedAt ? showTime(info.finishedAt) : undefined],
-    ].filter(([, value]) => value !== undefined && value !== '');
-    fill(
-      summary,
-      h(
-        'dl',
-        { class: 'facts' },
-        facts.map(([name, value]) => [h('dt', null, name), h('dd', null, value)]),
-      ),
-    );
+    ];
+    fill(summary, factList(facts));
   }
 
   function renderStages(info) {
