@@ -2,7 +2,8 @@
  * Typed client of the admin interface: the only code that talks to an admin server.
  * One method per endpoint over an undici keep-alive pool.
  */
-import { FormData, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { multipartBody } from './multipart.js';
 import {
   AdminBadResponseError,
   AdminConnectionError,
@@ -12,8 +13,13 @@ import {
   parseRetryAfter,
   type AdminErrorInfo,
 } from './errors.js';
-import { describe, isUndiciSocketError, parseErrorBody, parseRecords } from './answers.js';
-import { checkReadRecords } from './fast-record-check.js';
+import {
+  checkReadRecords,
+  describe,
+  isUndiciSocketError,
+  parseErrorBody,
+  parseRecords,
+} from './answers.js';
 import { JsonArraySplitter } from './json-array-splitter.js';
 import {
   ADMIN_PATH_PREFIX,
@@ -314,6 +320,13 @@ export class AdminClient {
     method: WriteMethod,
     records: ResourceRecordMap[R][],
     signal?: AbortSignal,
+    options: {
+      /**
+       * Runs beside the shared gate's check, and must end before the request leaves (the send
+       * journal's mark): one round trip of Redis instead of two before every write.
+       */
+      beforeSend?: () => Promise<void>;
+    } = {},
   ): Promise<ResourceRecordMap[R][]> {
     const descriptor = RESOURCES[resource];
     const path = this.pathPrefix + descriptor.path;
@@ -323,7 +336,10 @@ export class AdminClient {
       fields.push(['user', auth.user], ['pass', auth.password ?? '']);
     }
     return this.observed(resource, method, async (onSend) => {
-      const body = await this.send({ method, path, logPath: path, form: fields, onSend }, signal);
+      const body = await this.send(
+        { method, path, logPath: path, form: fields, onSend, beforeSend: options.beforeSend },
+        signal,
+      );
       return parseRecords(resource, body, { method, path });
     });
   }
@@ -381,6 +397,7 @@ export class AdminClient {
       logPath: string;
       form?: [string, string][];
       onSend?: (at: number) => void;
+      beforeSend?: () => Promise<void>;
     },
     signal?: AbortSignal,
   ): Promise<string> {
@@ -392,6 +409,7 @@ export class AdminClient {
       request.form,
       signal,
       request.onSend,
+      request.beforeSend,
     );
     let text: string;
     try {
@@ -415,19 +433,21 @@ export class AdminClient {
     signal: AbortSignal | undefined,
     /** Told when the request leaves, after any wait of `beforeRequest` (for its duration). */
     onSend?: (at: number) => void,
+    /** Runs beside `beforeRequest`; the request leaves once both are done. */
+    beforeSend?: () => Promise<void>,
   ): Promise<Dispatcher.ResponseData> {
-    await this.options.beforeRequest?.(signal);
+    await Promise.all([this.options.beforeRequest?.(signal), beforeSend?.()]);
     onSend?.(performance.now());
     const headers: Record<string, string> = { ...this.options.headers, ...this.authHeaders };
-    let body: string | FormData | undefined;
+    let body: string | undefined;
     if (form) {
       if ((this.options.bodyEncoding ?? 'multipart') === 'urlencoded') {
         body = new URLSearchParams(form).toString();
         headers['content-type'] = 'application/x-www-form-urlencoded';
       } else {
-        const data = new FormData();
-        for (const [name, value] of form) data.append(name, value);
-        body = data;
+        const multipart = multipartBody(form);
+        body = multipart.body;
+        headers['content-type'] = multipart.contentType;
       }
     }
     try {

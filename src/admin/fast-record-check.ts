@@ -3,10 +3,9 @@
  * once from the schema itself so the two cannot drift. "Yes" means zod accepts the record and
  * would give back an equal object with its keys in the same order, so the record can be used
  * as it is; "not sure" means zod has to judge it (and report it when it is wrong). A million
- * records of an export then cost a million plain type checks instead of a million zod parses.
+ * records of an export (or answered by writes) then cost a million plain type checks instead of a
+ * million zod parses.
  */
-import { answerSchema, checkRecord } from './answers.js';
-import { RESOURCES, type ResourceName } from './resources.js';
 
 /** The parts of a zod definition this check understands; anything else makes it defer. */
 interface ZodDef {
@@ -200,33 +199,4 @@ function noChecks(def: ZodDef): void {
 function present(schema: ZodLike | undefined): ZodLike {
   if (!schema) throw new Unsupported('missing inner type');
   return schema;
-}
-
-/** Fast checks of GET answers' records, one per resource. */
-const READ_CHECKS: { readonly [R in ResourceName]: FastRecordCheck } = {
-  users: compileRecordCheck(RESOURCES.users.readAnswerSchema),
-  groups: compileRecordCheck(RESOURCES.groups.readAnswerSchema),
-  acls: compileRecordCheck(RESOURCES.acls.readAnswerSchema),
-};
-
-/**
- * Checks the records of a GET answer in place, zod's result replacing each record the fast
- * check was not sure of. Returns how many records are checked, and the error of the first
- * wrong one (as checkRecord reports it), which stops the check there.
- */
-export function checkReadRecords(
-  resource: ResourceName,
-  records: unknown[],
-  info: { method: string; path: string },
-): { checked: number; fault?: unknown } {
-  const isFine = READ_CHECKS[resource];
-  for (let index = 0; index < records.length; index++) {
-    if (isFine(records[index])) continue;
-    try {
-      records[index] = checkRecord(answerSchema(resource, 'GET'), records[index], info);
-    } catch (fault) {
-      return { checked: index, fault };
-    }
-  }
-  return { checked: records.length };
 }

@@ -5,7 +5,7 @@
  * the admin client reads GET answers with, and every record is checked against the read-answer
  * schema of its resource, as a GET answer would be.
  */
-import { checkReadRecords } from '../admin/fast-record-check.js';
+import { checkReadRecords } from '../admin/answers.js';
 import { JsonArraySplitter } from '../admin/json-array-splitter.js';
 import type { ResourceName } from '../admin/resources.js';
 import { BUNDLE_KIND, BUNDLE_VERSION } from '../export/bundle.js';
