@@ -4,6 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { uploadKeysKey, uploadLookalikesKey } from './import-keys.js';
+import { addToHashExpiring, defineScript, type ScriptCommand } from '../util/redis-commands.js';
 
 const LOWER = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
@@ -44,14 +45,19 @@ export class ImportRuntime {
 
   /** Adds a batch's calls to the import's totals. */
   async addCalls(importId: string, counters: CallCounters): Promise<void> {
-    const key = this.key(importId);
-    await this.redis
-      .multi()
-      .hincrby(key, 'writeCalls', counters.writeCalls)
-      .hincrby(key, 'reconcileReads', counters.reconcileReads)
-      .hincrby(key, 'lookupReads', counters.lookupReads)
-      .expire(key, this.ttlSeconds)
-      .exec();
+    await addToHashExpiring(
+      this.redis,
+      this.key(importId),
+      [
+        'writeCalls',
+        counters.writeCalls,
+        'reconcileReads',
+        counters.reconcileReads,
+        'lookupReads',
+        counters.lookupReads,
+      ],
+      this.ttlSeconds,
+    );
   }
 
   /** The import's call totals so far. */
@@ -100,17 +106,13 @@ const BUCKET_MS = 5_000;
 /** Health of the calls an import made: a sliding window of calls and failures, in Redis. */
 export class ImportHealth {
   /** RECORD_CALL as EVALSHA: the script is sent once per connection, not with every call. */
-  private readonly recordCall: (...args: (string | number)[]) => Promise<unknown>;
+  private readonly recordCall: ScriptCommand;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {
-    redis.defineCommand('porterRecordCall', { numberOfKeys: 1, lua: RECORD_CALL });
-    const command = (
-      redis as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>
-    ).porterRecordCall!;
-    this.recordCall = (...args) => command.call(redis, ...args);
+    this.recordCall = defineScript(redis, { keys: 1, lua: RECORD_CALL });
   }
 
   private key(importId: string): string {

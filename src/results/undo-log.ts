@@ -4,6 +4,7 @@
  * records have an entry, so it holds about as much as the import changed.
  */
 import type { Redis } from 'ioredis';
+import { setHashExpiring } from '../util/redis-commands.js';
 
 /** Rows read per round trip. */
 const READ_CHUNK = 1000;
@@ -21,15 +22,9 @@ export class UndoLog {
 
   /** Keeps these entries (row → encoded entry); keeping a row again replaces it. */
   async keep(importId: string, entries: ReadonlyMap<number, string>): Promise<void> {
-    if (entries.size === 0) return;
-    const key = this.key(importId);
-    const fields: string[] = [];
-    for (const [row, text] of entries) fields.push(String(row), text);
-    await this.redis
-      .multi()
-      .hset(key, ...fields)
-      .expire(key, this.ttlSeconds)
-      .exec();
+    const fields: (string | number)[] = [];
+    for (const [row, text] of entries) fields.push(row, text);
+    await setHashExpiring(this.redis, this.key(importId), fields, this.ttlSeconds);
   }
 
   /** How many records the import changed (entries kept). */
