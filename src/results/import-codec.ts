@@ -108,7 +108,7 @@ export function decodeImportInfo(
     counts,
     done: RESULT_STATUSES.reduce((sum, status) => sum + counts[status], 0),
     actions: actionsFromHash(countsHash),
-    columns: JSON.parse(meta.columns ?? '[]') as string[],
+    columns: decodeColumns(meta.columns),
     settled: meta.settled === '1',
   };
   if (meta.reason !== undefined) info.reason = meta.reason;
@@ -134,11 +134,33 @@ export function decodeMetaExtras(meta: Record<string, string>): ImportMetaExtras
 
 /**
  * A result as stored: without `row` (it is the hash field) and with `status` first, so a
- * status filter can read it without parsing the whole JSON.
+ * status filter can read it without parsing the whole JSON. When the import's columns are
+ * given and the input holds exactly them, in order (every CSV row does), the input is kept as
+ * its values alone (`in`), not repeating the column names in every result.
  */
-export function encodeResult(result: RecordResult): string {
-  const { row: _row, status, ...rest } = result;
-  return JSON.stringify({ status, ...rest });
+export function encodeResult(result: RecordResult, columns?: readonly string[]): string {
+  const { row: _row, status, input, ...rest } = result;
+  const values = columns && valuesInOrder(input, columns);
+  return values
+    ? JSON.stringify({ status, ...rest, in: values })
+    : JSON.stringify({ status, ...rest, input });
+}
+
+/** The input's values when its keys are exactly these columns, in order; else undefined. */
+function valuesInOrder(
+  input: RecordResult['input'] | undefined,
+  columns: readonly string[],
+): unknown[] | undefined {
+  if (!input || columns.length === 0) return undefined;
+  const values: unknown[] = [];
+  let index = 0;
+  for (const key in input) {
+    // a `__proto__` column could not be given back by plain assignment: kept as an object
+    if (key !== columns[index] || key === '__proto__') return undefined;
+    values.push(input[key]);
+    index++;
+  }
+  return index === columns.length ? values : undefined;
 }
 
 const STATUS_PREFIX = '{"status":"';
@@ -152,8 +174,25 @@ export function storedStatus(json: string): ResultStatus {
   return (JSON.parse(json) as { status: ResultStatus }).status;
 }
 
-export function decodeResult(row: number, json: string): RecordResult {
-  return { row, ...(JSON.parse(json) as Omit<RecordResult, 'row'>) };
+/** The upload's columns as the meta hash keeps them (none before the first record is read). */
+export function decodeColumns(json: string | null | undefined): string[] {
+  return JSON.parse(json ?? '[]') as string[];
+}
+
+/** A stored result; `columns` (the import's) name the values of a compact input. */
+export function decodeResult(row: number, json: string, columns: readonly string[]): RecordResult {
+  const { in: values, ...stored } = JSON.parse(json) as Omit<RecordResult, 'row'> & {
+    in?: unknown[];
+  };
+  const result: RecordResult = { row, ...stored };
+  if (Array.isArray(values)) {
+    const input: Record<string, unknown> = {};
+    columns.forEach((column, index) => {
+      input[column] = values[index];
+    });
+    result.input = input;
+  }
+  return result;
 }
 
 export function encodeStaged(record: StagedRecord): string {

@@ -4,6 +4,7 @@ import type { ImportInfo, ImportState, RecordResult, ResultStatus } from '../mod
 import {
   decodeImportInfo,
   decodeMetaExtras,
+  decodeColumns,
   decodeResult,
   hashFromReply,
   storedStatus,
@@ -11,6 +12,7 @@ import {
 import { importNotFound } from './import-errors.js';
 import { PorterError } from '../errors/porter-error.js';
 import { importIndexKey, importKeys, type ImportKeys } from './import-keys.js';
+import { readTwoHashes } from '../util/redis-commands.js';
 
 export interface ImportProgress {
   id: string;
@@ -34,9 +36,7 @@ async function readMeta(
   redis: Redis,
   keys: ImportKeys,
 ): Promise<{ meta: Record<string, string>; counts: Record<string, string> }> {
-  const replies = (await redis.multi().hgetall(keys.meta).hgetall(keys.counts).exec()) ?? [];
-  const [[metaError, meta] = [], [countsError, counts] = []] = replies;
-  if (metaError || countsError) throw metaError ?? countsError;
+  const [meta, counts] = await readTwoHashes(redis, keys.meta, keys.counts);
   return { meta: hashFromReply(meta), counts: hashFromReply(counts) };
 }
 
@@ -241,6 +241,7 @@ export async function* readResults(
   const { meta } = await readMeta(redis, keys);
   if (meta.id === undefined) throw importNotFound(importId);
   const { settled, storedTotal, maxRow } = decodeMetaExtras(meta);
+  const columns = decodeColumns(meta.columns);
   const last = Math.max(storedTotal, maxRow);
   const fetchChunk = (first: number): Promise<(string | null)[]> =>
     redis.hmget(keys.results, ...rowRange(first, Math.min(last, first + chunkSize - 1)));
@@ -260,7 +261,7 @@ export async function* readResults(
         continue;
       }
       if (wanted && !wanted.has(storedStatus(json))) continue;
-      yield decodeResult(row, json);
+      yield decodeResult(row, json, columns);
     }
   }
 }

@@ -19,6 +19,7 @@ import {
 import { chunks } from './chunks.js';
 import {
   decodeImportInfo,
+  decodeColumns,
   decodeResult,
   decodeStaged,
   encodeNewMeta,
@@ -320,10 +321,17 @@ export class ImportStore {
   async recordResults(
     importId: string,
     results: readonly RecordResult[],
+    /** The import's columns, when the caller knows them: inputs are kept more compactly. */
+    columns?: readonly string[],
   ): Promise<{ written: number; info: ImportInfo }> {
     const keys = this.keys(importId);
-    const { written, hashes } = await writeResults(this.redis, importId, keys, results, () =>
-      this.commonArgs(),
+    const { written, hashes } = await writeResults(
+      this.redis,
+      importId,
+      keys,
+      results,
+      () => this.commonArgs(),
+      columns,
     );
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
     return { written, info };
@@ -333,10 +341,15 @@ export class ImportStore {
   async resultsOf(importId: string, rows: readonly number[]): Promise<Map<number, RecordResult>> {
     const found = new Map<number, RecordResult>();
     if (rows.length === 0) return found;
-    const values = await this.redis.hmget(this.keys(importId).results, ...rows.map(String));
+    const keys = this.keys(importId);
+    const [values, columnsJson] = await Promise.all([
+      this.redis.hmget(keys.results, ...rows.map(String)),
+      this.redis.hget(keys.meta, 'columns'),
+    ]);
+    const columns = decodeColumns(columnsJson);
     rows.forEach((row, index) => {
       const json = values[index];
-      if (json) found.set(row, decodeResult(row, json));
+      if (json) found.set(row, decodeResult(row, json, columns));
     });
     return found;
   }

@@ -41,13 +41,17 @@ export async function writeResults(
   keys: ImportKeys,
   results: readonly RecordResult[],
   commonArgs: () => ScriptArg[],
+  /** The import's columns: inputs that hold exactly them are kept as values alone. */
+  columns?: readonly string[],
 ): Promise<{ written: number; hashes?: [unknown, unknown] }> {
   results.forEach(assertValidResult);
   let written = 0;
   let hashes: [unknown, unknown] | undefined;
   for (const part of chunks(results, RESULT_CHUNK)) {
     const args = commonArgs();
-    for (const result of part) args.push(result.row, resultTag(result), encodeResult(result));
+    for (const result of part) {
+      args.push(result.row, resultTag(result), encodeResult(result, columns));
+    }
     const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
     if (reply === null) throw importNotFound(importId);
     const [count, meta, counts] = reply as [number, unknown, unknown];

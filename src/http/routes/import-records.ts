@@ -3,9 +3,9 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { requireImport } from '../../app/imports.js';
 import type { PorterContext } from '../../app/context.js';
-import { PorterError } from '../../errors/porter-error.js';
-import { RESULT_STATUSES, type RecordResult, type ResultStatus } from '../../model/import.js';
+import type { RecordResult } from '../../model/import.js';
 import { idParams } from '../schemas.js';
+import { parseStatuses } from '../status-filter.js';
 
 export interface ImportRecordRoutesOptions {
   context: PorterContext;
@@ -63,18 +63,4 @@ export async function importRecordRoutes(
       return { records, more };
     },
   );
-}
-
-function parseStatuses(text: string | undefined): ResultStatus[] | undefined {
-  if (!text) return undefined;
-  const statuses = text.split(',').map((item) => item.trim());
-  for (const status of statuses) {
-    if (!(RESULT_STATUSES as readonly string[]).includes(status)) {
-      throw new PorterError(
-        'PORTER_USAGE',
-        `status: ${status} is not one of ${RESULT_STATUSES.join(', ')}`,
-      );
-    }
-  }
-  return statuses as ResultStatus[];
 }

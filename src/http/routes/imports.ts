@@ -16,10 +16,11 @@ import {
 } from '../../app/imports.js';
 import type { PorterContext } from '../../app/context.js';
 import { PorterError } from '../../errors/porter-error.js';
-import { RESULT_STATUSES, type ImportInfo, type ResultStatus } from '../../model/import.js';
+import type { ImportInfo } from '../../model/import.js';
 import { parseImportFields } from '../import-request.js';
 import { limitBytes, uploadTooLarge } from '../size-limit.js';
 import { idParams } from '../schemas.js';
+import { parseStatuses } from '../status-filter.js';
 
 export interface ImportRoutesOptions {
   context: PorterContext;
@@ -363,18 +364,4 @@ async function* oneFileOnly(
       throw new PorterError('PORTER_USAGE', ONE_FILE);
     }
   }
-}
-
-function parseStatuses(text: string | undefined): ResultStatus[] | undefined {
-  if (!text) return undefined;
-  const statuses = text.split(',').map((item) => item.trim());
-  for (const status of statuses) {
-    if (!(RESULT_STATUSES as readonly string[]).includes(status)) {
-      throw new PorterError(
-        'PORTER_USAGE',
-        `status: ${status} is not one of ${RESULT_STATUSES.join(', ')}`,
-      );
-    }
-  }
-  return statuses as ResultStatus[];
 }
