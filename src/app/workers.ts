@@ -17,7 +17,10 @@ import { ReadinessProbe } from './readiness.js';
 import { UndoLog } from '../results/undo-log.js';
 
 export interface WorkerSetOptions {
-  /** Batches run at once in this process. @defaultValue 4 */
+  /**
+   * Calls to the admin server in flight from this process; it holds half as many batches again
+   * (see batchesInHand). @defaultValue PORTER_WORKER_CONCURRENCY
+   */
   concurrency?: number;
   /** @defaultValue PORTER_LOCK_DURATION_MS */
   lockDurationMs?: number;
@@ -47,15 +50,27 @@ function targetName(env: Env): string {
   return createHash('sha256').update(env.ADMIN_BASE_URL).digest('hex').slice(0, 12);
 }
 
+/**
+ * Batches one worker holds for `calls` calls in flight: half as many again, so that while some
+ * batches read, plan and record their results in Redis, others' calls keep every connection
+ * busy. One call in flight keeps one batch at a time.
+ */
+export function batchesInHand(calls: number): number {
+  return calls + Math.floor(calls / 2);
+}
+
 export function startWorkers(
   context: PorterContext,
   options: WorkerSetOptions = {},
 ): RunningWorkers {
-  const client = context.createAdminClient();
+  const calls = options.concurrency ?? context.env.PORTER_WORKER_CONCURRENCY;
+  // the pool's connections cap the import calls in flight; exports stream over their own pool
+  const client = context.createAdminClient(calls);
+  const exportClient = context.createAdminClient();
   const importWorker = createImportWorker({
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
-    concurrency: options.concurrency ?? context.env.PORTER_WORKER_CONCURRENCY,
+    concurrency: batchesInHand(calls),
     lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
@@ -86,7 +101,7 @@ export function startWorkers(
     lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
     gate: context.requestGate,
     logger: context.logger.child({ component: 'export-worker' }),
-    deps: { store: context.exportStore, client, retry: context.retryPolicy },
+    deps: { store: context.exportStore, client: exportClient, retry: context.retryPolicy },
   });
   // runs of import schedules: each reads its file and submits an import to the queue above
   const importScheduleWorker = createImportScheduleWorker({
@@ -137,7 +152,7 @@ export function startWorkers(
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
           ]);
         }
-        await client.close();
+        await Promise.all([client.close(), exportClient.close()]);
       })();
       return closing;
     },

@@ -133,7 +133,8 @@ class BatchRun {
       }
       return;
     }
-    await this.context.markSent?.(pending.map((op) => op.row));
+    const { markSent } = this.context;
+    const rows = pending.map((op) => op.row);
     for (const op of pending) this.attempts.set(op.row, (this.attempts.get(op.row) ?? 0) + 1);
     this.stats.writeCalls++;
     let answer: Record<string, unknown>[];
@@ -144,6 +145,8 @@ class BatchRun {
         pending[0]!.method,
         pending.map((op) => op.payload),
         this.context.signal,
+        // the rows are in the send journal before the request leaves
+        { beforeSend: markSent && (() => markSent(rows)) },
       );
     } catch (error) {
       const failed = breakerOutcome(error);

@@ -41,6 +41,7 @@ export interface BatchStore {
   recordResults(
     importId: string,
     results: RecordResult[],
+    columns?: readonly string[],
   ): Promise<{ written: number; info: ImportInfo }>;
   transition(
     importId: string,
@@ -139,15 +140,18 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   const byRow = new Map(todo.map((record) => [record.row, record]));
   const save = async (results: DecidedResult[]): Promise<void> => {
     if (results.length === 0) return;
-    const full = results.map((result) => ({
-      ...result,
+    // completed in place (the results are this batch's own): a copy per record costs as much
+    const full = results.map((decided) => {
+      const result = decided as RecordResult;
+      const staged = byRow.get(result.row);
       // every result names its input line, a dry run's and an early decision's too
-      line: result.line ?? byRow.get(result.row)?.line,
-      sourceRow: byRow.get(result.row)?.sourceRow,
-      input: byRow.get(result.row)?.input ?? {},
-      ...(byRow.get(result.row)?.serverOnly ? { serverOnly: true } : {}),
-    }));
-    const { info: after } = await store.recordResults(ref.importId, full);
+      result.line ??= staged?.line;
+      result.sourceRow = staged?.sourceRow;
+      result.input = staged?.input ?? {};
+      if (staged?.serverOnly) result.serverOnly = true;
+      return result;
+    });
+    const { info: after } = await store.recordResults(ref.importId, full, info.columns);
     for (const result of results) report.counts[result.status]++;
     deps.metrics?.records(after.options.resource, results);
     const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);
@@ -159,7 +163,8 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     }
   };
 
-  const decision = await stopDecisionOf(store, ref.importId);
+  // the state read with the staged records decides: one round trip fewer per batch
+  const decision = decisionOf(info);
   if (decision?.kind === 'stop') {
     await save(
       todo.map((record) => ({
@@ -296,6 +301,9 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   await save(plan.decided);
 
   const rows = plan.ops.map((op) => op.row);
+  // the state read with the staged records still holds for the first call when planning asked
+  // the server nothing: a round trip fewer per batch
+  let stateFresh = decision === undefined && lookup.reads === 0;
   const outcome = await executeOps(plan.ops, {
     client: deps.client,
     resource,
@@ -307,6 +315,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     onCallOutcome,
     probe,
     stopReason: async () => {
+      if (stateFresh) {
+        stateFresh = false;
+        return undefined;
+      }
       const current = await stopDecisionOf(store, ref.importId);
       return probe && current?.kind === 'pause' ? undefined : current;
     },
@@ -319,14 +331,10 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   }
   // what the writes replaced is kept before their results: a result never outlives its undo entry
   await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, outcome.results);
-  const lines = new Map(todo.map((record) => [record.row, record.line]));
   Object.assign(report, outcome.stats);
   report.lookupReads = lookup.reads;
   report.paused = outcome.paused;
-  await Promise.all([
-    save(outcome.results.map((result) => ({ ...result, line: lines.get(result.row) }))),
-    deps.runtime.addCalls(ref.importId, report),
-  ]);
+  await Promise.all([save(outcome.results), deps.runtime.addCalls(ref.importId, report)]);
   if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
     // the server answers again; failures from before now no longer count
     await deps.health.clear(ref.importId);
@@ -431,7 +439,13 @@ async function stopDecisionOf(
   store: BatchStore,
   importId: string,
 ): Promise<StopDecision | undefined> {
-  const info = await store.stateOf(importId);
+  return decisionOf(await store.stateOf(importId));
+}
+
+/** The decision a state read (undefined: the import is gone) leads to. */
+function decisionOf(
+  info: { state: ImportState; reason?: string } | undefined,
+): StopDecision | undefined {
   if (!info)
     return {
       kind: 'stop',

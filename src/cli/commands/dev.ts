@@ -38,7 +38,12 @@ export function registerDevCommand(program: Command): void {
     .option('--sandbox-port <port>', 'sandbox port', positiveInteger('--sandbox-port'), 8080)
     .option('--api-port <port>', 'API port', positiveInteger('--api-port'), 3000)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--concurrency <n>', 'batches run at once', positiveInteger('--concurrency'), 4)
+    .option(
+      '--concurrency <n>',
+      'calls to the admin server in flight (with half as many batches again in hand)',
+      positiveInteger('--concurrency'),
+      4,
+    )
     .option('--demo', 'import the samples in examples/ and print the report')
     .option('--once', 'with --demo: stop after the demo instead of serving on')
     .action(async (options: DevOptions) => {

@@ -11,7 +11,7 @@ export function registerWorkerCommand(program: Command): void {
     )
     .option(
       '--concurrency <n>',
-      'batches run at once in this process (default: PORTER_WORKER_CONCURRENCY, 4)',
+      'calls to the admin server in flight from this process, with half as many batches again in hand (default: PORTER_WORKER_CONCURRENCY, 4)',
       positiveInteger('--concurrency'),
     )
     .option(
