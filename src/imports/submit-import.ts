@@ -48,7 +48,12 @@ export interface SubmitImportDeps {
   maxRecordBytes?: number;
 }
 
-const STAGE_CHUNK = 500;
+/**
+ * A chunk written to Redis at once: this many records, or this many bytes of input (big records
+ * make small chunks). Two chunks at most are held, one read while the other is written.
+ */
+const STAGE_CHUNK = 2000;
+const STAGE_CHUNK_BYTES = 4 * 1024 * 1024;
 
 /** Receives an upload into a new import and queues its batches; returns the import as queued. */
 export async function submitImport(
@@ -94,6 +99,7 @@ export async function submitImport(
     }
     await receiving.flush();
   } catch (error) {
+    await receiving.settle();
     if ((await store.getState(importId)) === 'cancelled') {
       // cancelled while it was being received: what was read gets its result, nothing is sent
       await deps.keys.release(importId);
@@ -132,12 +138,25 @@ export async function submitImport(
   return info;
 }
 
-/** The records of an upload on their way into Redis: valid ones staged, the rest reported. */
+/** Records read but not yet in Redis: to stage, and results to write. */
+interface Chunk {
+  stage: StagedRecord[];
+  invalid: RecordResult[];
+  /** About how many bytes of input the chunk holds. */
+  bytes: number;
+}
+
+/**
+ * The records of an upload on their way into Redis: valid ones staged, the rest reported. One
+ * chunk is written while the next is read, so parsing and Redis overlap; chunks are written one
+ * at a time, in upload order (the first of two equal keys is the one that counts).
+ */
 class Receiving {
   total = 0;
   staged = 0;
-  private stageBuffer: StagedRecord[] = [];
-  private invalidBuffer: RecordResult[] = [];
+  private buffer: Chunk = { stage: [], invalid: [], bytes: 0 };
+  /** The chunk being written; what it holds until written, for a cancel to report. */
+  private writing?: { chunk: Chunk; done: Promise<void> };
 
   constructor(
     private readonly importId: string,
@@ -148,11 +167,13 @@ class Receiving {
 
   async add(item: IngestItem): Promise<void> {
     this.total++;
+    const { buffer } = this;
+    buffer.bytes += inputBytes(item.input);
     const decided = item.kind === 'record' ? this.decide?.(item) : undefined;
     if (decided) {
-      this.invalidBuffer.push(decided);
+      buffer.invalid.push(decided);
     } else if (item.kind === 'record') {
-      this.stageBuffer.push({
+      buffer.stage.push({
         row: item.row,
         line: item.line,
         sourceRow: sourceRowOf(item.input),
@@ -161,28 +182,59 @@ class Receiving {
         warnings: item.warnings.length ? item.warnings : undefined,
       });
     } else {
-      this.invalidBuffer.push(invalidResult(item));
+      buffer.invalid.push(invalidResult(item));
     }
-    if (this.stageBuffer.length >= STAGE_CHUNK || this.invalidBuffer.length >= STAGE_CHUNK) {
-      await this.flush();
+    if (
+      buffer.stage.length >= STAGE_CHUNK ||
+      buffer.invalid.length >= STAGE_CHUNK ||
+      buffer.bytes >= STAGE_CHUNK_BYTES
+    ) {
+      await this.startWrite();
     }
   }
 
+  /** Writes everything read so far, and waits until it is written. */
+  async flush(): Promise<void> {
+    await this.startWrite();
+    await this.drain();
+  }
+
+  /** Waits for the chunk being written, whatever becomes of it (before a cancel is reported). */
+  async settle(): Promise<void> {
+    await this.writing?.done.catch(() => undefined);
+  }
+
+  /** Starts writing the buffer once the chunk before it is written. */
+  private async startWrite(): Promise<void> {
+    await this.drain();
+    const chunk = this.buffer;
+    this.buffer = { stage: [], invalid: [], bytes: 0 };
+    const done = this.write(chunk);
+    // its failure surfaces at the next drain
+    done.catch(() => undefined);
+    this.writing = { chunk, done };
+  }
+
+  private async drain(): Promise<void> {
+    if (!this.writing) return;
+    await this.writing.done;
+    this.writing = undefined;
+  }
+
   /**
-   * Stages the buffered records and reports the invalid. A key seen before makes a record
+   * Stages a chunk's records and reports its invalid ones. A key seen before makes a record
    * invalid (deletes may repeat harmlessly), and so does a username or group name that looks
    * like an earlier, different one, unless the import allows look-alikes.
    */
-  async flush(): Promise<void> {
+  private async write(chunk: Chunk): Promise<void> {
     const { options } = this;
     const { store } = this.deps;
-    let records = this.stageBuffer;
     // a second record with the same key is refused (deletes may repeat harmlessly), and so is a
     // key that looks like another. Every key is claimed: the snapshot keeps the server records
     // the upload names
     const checkLookalikes = options.resource !== 'acls' && options.allowLookalike !== true;
-    if (records.length > 0) {
-      const keys = records.map((record) => {
+    if (chunk.stage.length > 0) {
+      const keys = chunk.stage.map((record) => {
         const key = naturalKey(options.resource, record.record);
         const lookalike = checkLookalikes && key !== '' ? lookalikeKey(key) : undefined;
         return { key, row: record.row, lookalike };
@@ -191,22 +243,21 @@ class Receiving {
         refuseRepeats: options.mode !== 'delete',
       });
       const unique: StagedRecord[] = [];
-      records.forEach((record, index) => {
+      chunk.stage.forEach((record, index) => {
         const claim = claims[index];
         if (claim.kind === 'first') unique.push(record);
-        else this.invalidBuffer.push(claimResult(record, keys[index].key, claim, options));
+        else chunk.invalid.push(claimResult(record, keys[index].key, claim, options));
       });
-      records = unique;
-      this.stageBuffer = unique;
+      chunk.stage = unique;
     }
-    if (records.length > 0) {
-      await store.stage(this.importId, records);
-      this.staged += records.length;
+    if (chunk.stage.length > 0) {
+      await store.stage(this.importId, chunk.stage);
+      this.staged += chunk.stage.length;
     }
     // cleared only once staged: after a refusal (a cancel) they still need their results
-    this.stageBuffer = [];
-    const invalid = this.invalidBuffer;
-    this.invalidBuffer = [];
+    chunk.stage = [];
+    const { invalid } = chunk;
+    chunk.invalid = [];
     if (invalid.length > 0 && options.mode === 'sync') {
       // a key the file names, even in a record refused, is never one the file leaves out
       const named = invalid.filter((result) => result.key !== undefined && result.key !== '');
@@ -226,21 +277,36 @@ class Receiving {
       errorCode: 'PORTER_CANCELLED',
       error: 'not sent: the import was cancelled while its upload was received',
     };
-    const unsent = this.stageBuffer.map((record) => ({
-      row: record.row,
-      line: record.line,
-      status: 'unprocessed' as const,
-      ...why,
-      attempts: 0,
-      input: record.input,
-    }));
-    this.stageBuffer = [];
-    const results = [...this.invalidBuffer, ...unsent];
-    this.invalidBuffer = [];
+    const chunks = this.writing ? [this.writing.chunk, this.buffer] : [this.buffer];
+    this.writing = undefined;
+    this.buffer = { stage: [], invalid: [], bytes: 0 };
+    const unsent = chunks
+      .flatMap((chunk) => chunk.stage)
+      .map((record) => ({
+        row: record.row,
+        line: record.line,
+        status: 'unprocessed' as const,
+        ...why,
+        attempts: 0,
+        input: record.input,
+      }));
+    const results = [...chunks.flatMap((chunk) => chunk.invalid), ...unsent];
     if (results.length > 0) await store.recordResults(this.importId, results);
     await store.markReceived(this.importId, { total: this.total, batches: 0 });
     await store.recordUnprocessed(this.importId, why);
   }
+}
+
+/** About the size of a record's input: its text, counted without parsing anything again. */
+function inputBytes(input: Record<string, unknown>): number {
+  let bytes = 0;
+  for (const key in input) {
+    const value = input[key];
+    bytes +=
+      key.length +
+      (typeof value === 'string' ? value.length : (JSON.stringify(value)?.length ?? 0));
+  }
+  return bytes;
 }
 
 /**
