@@ -9,6 +9,7 @@
  *   npx tsx bench/import-throughput.ts [--rows 1000000] [--batch-size 100] [--concurrency 8]
  *       [--latency MS] [--workers N | --curve 1,2,4] [--mode create|upsert [--preseed]]
  *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json] [--cpu-prof DIR]
+ *       [--heap MB]
  *
  * --concurrency is per worker process (`porter worker --concurrency C`); the direct run keeps
  * workers × C calls in flight. --curve runs direct and end to end once per worker count.
@@ -18,6 +19,9 @@
  * sandbox does not share an event loop with the direct client; inline runs it in this process.
  * --cpu-prof DIR writes a V8 CPU profile of every porter process (producer, workers, sandbox
  * children) into DIR, for `node --cpu-prof`-style reading.
+ * --heap MB runs the producer and the workers with --max-old-space-size=MB, as
+ * docker-compose.yml does (docs/configuration.md#memory); 0 (default) keeps V8's own ceiling, as
+ * a plain `porter worker` has. The sandbox always keeps V8's own.
  * --json prints the human lines on stderr and one JSON line of every figure on stdout.
  *
  * Memory: peak resident memory (VmHWM) of the producer, each worker and a sandbox child, and
@@ -58,6 +62,7 @@ const { values } = parseArgs({
     sandbox: { type: 'string', default: 'process' },
     json: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    heap: { type: 'string', default: '0' },
   },
 });
 
@@ -87,6 +92,9 @@ if (lookup !== undefined && !['each', 'snapshot', 'auto'].includes(lookup)) {
 const preseed = values.preseed;
 if (preseed && mode !== 'upsert') usage('--preseed goes with --mode upsert');
 const placement = values.sandbox;
+// the producer's and workers' V8 heap ceiling (docs/configuration.md#memory); 0: V8's own, sized
+// by the machine's memory, under which a worker keeps ~100 MiB of garbage before collecting it
+const heapMb = whole('heap', values.heap, 0);
 if (placement !== 'process' && placement !== 'inline') usage('--sandbox must be process or inline');
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -163,10 +171,15 @@ function porter(
   output: { stdout: 'ignore' | 'pipe'; stderr?: 'inherit' | 'pipe' },
 ): ChildProcess {
   const profile = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
-  const child = spawn('node', [...profile, '--import', HWM_HOOK, 'bin/porter.js', ...args], {
-    env: { ...env, BENCH_HWM_DIR: hwmDir },
-    stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
-  });
+  const heap = heapMb > 0 && args[0] !== 'sandbox' ? [`--max-old-space-size=${heapMb}`] : [];
+  const child = spawn(
+    'node',
+    [...profile, ...heap, '--import', HWM_HOOK, 'bin/porter.js', ...args],
+    {
+      env: { ...env, BENCH_HWM_DIR: hwmDir },
+      stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
@@ -346,7 +359,7 @@ interface EndToEndResult {
   redis: { beforeBytes: number; peakBytes: number; settledBytes: number };
   /** Keys under the bench prefix once the import settled, and their MEMORY USAGE. */
   own: { keys: number; bytes: number };
-  phases?: { beforeSnapshot: number; snapshot: number; batches: number };
+  phases?: { startUp: number; upload: number; snapshot: number; batches: number };
   users: number;
   /** The producer's last line: the import's summary. */
   summary: string;
@@ -443,13 +456,14 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
 }
 
 /**
- * Where the end-to-end seconds went, from the import's own record: start-up and upload until
- * the snapshot's read began, the read, then the batches until the import ended.
+ * Where the end-to-end seconds went, from the import's own record: start-up until the import
+ * was created, the upload until the snapshot's read began, the read, then the batches until the
+ * import ended.
  */
 async function importPhases(
   redis: Redis,
   started: number,
-): Promise<{ beforeSnapshot: number; snapshot: number; batches: number } | undefined> {
+): Promise<{ startUp: number; upload: number; snapshot: number; batches: number } | undefined> {
   const [id] = await redis.zrange(importIndexKey(prefix), '0', '0');
   if (id === undefined) return undefined;
   const store = new ImportStore({ redis, prefix });
@@ -458,9 +472,10 @@ async function importPhases(
   if (!info?.finishedAt || !takenAt) return undefined;
   const startedAt = performance.timeOrigin + started;
   const read = (info.lookup?.durationMs ?? 0) / 1000;
-  const beforeSnapshot = (Date.parse(takenAt) - startedAt) / 1000;
+  const created = Date.parse(info.createdAt);
   return {
-    beforeSnapshot,
+    startUp: (created - startedAt) / 1000,
+    upload: (Date.parse(takenAt) - created) / 1000,
     snapshot: read,
     batches: (Date.parse(info.finishedAt) - Date.parse(takenAt)) / 1000 - read,
   };
@@ -500,7 +515,8 @@ try {
   const load = loadavg()[0]!.toFixed(2);
   say(
     `rows ${rows}, batch size ${batchSize}, concurrency ${concurrency} per worker, latency ${latency} ms, ` +
-      `mode ${mode}${preseed ? ' (half preseeded)' : ''}, lookup ${lookup ?? '(not passed)'}`,
+      `mode ${mode}${preseed ? ' (half preseeded)' : ''}, lookup ${lookup ?? '(not passed)'}, ` +
+      `heap ceiling of producer and workers ${heapMb > 0 ? `${heapMb} MiB` : "V8's default"}`,
   );
   say(
     `sandbox: ${placement === 'process' ? 'own child process (porter sandbox) for direct and end to end' : 'inline, in this bench process, for direct and end to end'}; ` +
@@ -533,9 +549,9 @@ try {
         `(${perRecord(redis.settledBytes - redis.beforeBytes)})`,
     );
     if (e2e.phases) {
-      const { beforeSnapshot, snapshot, batches } = e2e.phases;
+      const { startUp, upload, snapshot, batches } = e2e.phases;
       say(
-        `  phases: start-up and upload ${beforeSnapshot.toFixed(1)} s, snapshot read ${snapshot.toFixed(1)} s, batches ${batches.toFixed(1)} s (${(rows / batches).toFixed(0)} records/s)`,
+        `  phases: start-up ${startUp.toFixed(1)} s, upload ${upload.toFixed(1)} s (${(rows / upload).toFixed(0)} records/s), snapshot read ${snapshot.toFixed(1)} s, batches ${batches.toFixed(1)} s (${(rows / batches).toFixed(0)} records/s)`,
       );
     }
     say(
