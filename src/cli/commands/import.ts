@@ -5,12 +5,11 @@ import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport, workersRunning, writeReport, type ReportFormat } from '../../app/imports.js';
 import { isPorterError, PorterError } from '../../errors/porter-error.js';
-import { checkIngestOptions, loadMapping, type Mapping } from '../../ingest/index.js';
-import type { ImportInfo, ImportMode, LookupMode } from '../../model/import.js';
+import type { ImportInfo, ImportMode, ImportOptions } from '../../model/import.js';
 import { oneOf } from '../options.js';
-import { checkInputFile, checkOutputFile, openOutputFile, readJsonFile } from '../paths.js';
+import { checkInputFile, checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, followImport, summarize } from '../progress.js';
-import { addImportOptions } from '../import-options.js';
+import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
 import { withContext } from '../with-context.js';
 import { checkSyncOptions } from '../../sync/sync-options.js';
 import {
@@ -21,23 +20,13 @@ import {
   type SyncCommandOptions,
 } from '../sync.js';
 
-export interface ImportCommandOptions extends SyncCommandOptions {
+export interface ImportCommandOptions extends ImportOptionValues, SyncCommandOptions {
   resource: ResourceName;
   mode: ImportMode;
-  batchSize: number;
-  map?: string;
-  delimiter?: string;
-  listSeparator: string;
-  emptyAsClear?: boolean;
-  allowAdmin?: boolean;
-  allowLookalike?: boolean;
-  maxFailures?: string;
   wait?: boolean;
   report?: string;
   force?: boolean;
   format: ReportFormat;
-  lookup?: LookupMode;
-  dryRun?: boolean;
 }
 
 /**
@@ -90,9 +79,8 @@ export function registerImportCommand(program: Command): void {
 
 /** Submits a file as an import and, with `wait`, follows it and sets the exit code. */
 export async function runImport(file: string, options: ImportCommandOptions): Promise<void> {
-  const delimiter = options.delimiter === 'tab' ? '\t' : options.delimiter;
   // every option and path is checked before an import is stored
-  const mapping = await checkImportArguments(file, delimiter, options);
+  const { mapping, ...importOptions } = await checkImportArguments(file, options);
   if (options.mode !== 'sync' && hasSyncOptions(options)) {
     throw new PorterError('PORTER_USAGE', 'the sync options go with --mode sync');
   }
@@ -104,20 +92,7 @@ export async function runImport(file: string, options: ImportCommandOptions): Pr
     const info = await startImport(
       context,
       {
-        options: {
-          resource: options.resource,
-          mode: options.mode,
-          batchSize: options.batchSize,
-          listSeparator: options.listSeparator,
-          delimiter,
-          emptyAsClear: options.emptyAsClear === true,
-          allowAdmin: options.allowAdmin === true,
-          allowLookalike: options.allowLookalike === true,
-          maxFailures: options.maxFailures,
-          lookup: options.lookup,
-          dryRun: options.dryRun === true,
-          sync,
-        },
+        options: { ...importOptions, sync },
         source,
         fileName: file === '-' ? undefined : basename(file),
         mapping,
@@ -155,12 +130,14 @@ export async function runImport(file: string, options: ImportCommandOptions): Pr
   });
 }
 
-/** Checks the paths and the options that need more than a parser; returns the mapping read. */
+/**
+ * Checks the paths and the options that need more than a parser; returns the import's options,
+ * with the mapping read.
+ */
 async function checkImportArguments(
   file: string,
-  delimiter: string | undefined,
   options: ImportCommandOptions,
-): Promise<Mapping | undefined> {
+): Promise<ImportOptions> {
   if (options.report && !options.wait) {
     throw new PorterError(
       'PORTER_USAGE',
@@ -171,22 +148,13 @@ async function checkImportArguments(
     throw new PorterError('PORTER_USAGE', '--force goes with --report FILE');
   }
   if (file !== '-') await checkInputFile(file, 'input file');
-  const mapping = options.map
-    ? loadMapping(await readJsonFile(options.map, '--map'), options.resource)
-    : undefined;
   // what the import would refuse (a bad delimiter, deleting ACLs), refused before Redis is asked
-  checkIngestOptions({
-    resource: options.resource,
-    mode: options.mode,
-    delimiter,
-    listSeparator: options.listSeparator,
-    mapping,
-  });
+  const importOptions = await importOptionsFrom(options.resource, options);
   if (options.report) {
     await checkOutputFile(options.report, '--report', {
       force: options.force === true,
       inputs: [file, ...(options.map ? [options.map] : [])],
     });
   }
-  return mapping;
+  return importOptions;
 }
