@@ -32,16 +32,29 @@ export interface ImportOptionValues {
   dryRun?: boolean;
 }
 
-/**
- * Declares the import options on a command; `--mode` is required unless `modeRequired` is
- * false (a command that also does something else checks it itself).
- */
-export function addImportOptions(command: Command, modeRequired = true): Command {
+/** Which import options a command offers, and how it words the ones that differ. */
+export interface ImportOptionsOffered {
+  /**
+   * `required` (the default); `optional` for a command that also does something else and
+   * checks it itself; `none` for a command that is itself one mode (`porter sync`).
+   */
+  mode?: 'required' | 'optional' | 'none';
+  /** Whether `--lookup` is offered (not for a sync, which always reads in bulk). @defaultValue true */
+  lookup?: boolean;
+  allowAdmin?: string;
+  dryRun?: string;
+}
+
+/** Declares the import options on a command. */
+export function addImportOptions(command: Command, offered: ImportOptionsOffered = {}): Command {
   const modeText = IMPORT_MODES.join(', ');
   const mode = oneOf('--mode', IMPORT_MODES);
-  if (modeRequired) command.requiredOption('--mode <mode>', modeText, mode);
-  else command.option('--mode <mode>', `import mode: ${modeText}`, mode);
-  return command
+  if ((offered.mode ?? 'required') === 'required') {
+    command.requiredOption('--mode <mode>', modeText, mode);
+  } else if (offered.mode === 'optional') {
+    command.option('--mode <mode>', `import mode: ${modeText}`, mode);
+  }
+  command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
     .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
@@ -49,7 +62,8 @@ export function addImportOptions(command: Command, modeRequired = true): Command
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
     .option(
       '--allow-admin',
-      'allow user types other than "General User", changing user types, and deleting such users',
+      offered.allowAdmin ??
+        'allow user types other than "General User", changing user types, and deleting such users',
     )
     .option(
       '--allow-lookalike',
@@ -59,13 +73,31 @@ export function addImportOptions(command: Command, modeRequired = true): Command
       '--max-failures <n>',
       'stop once this many records failed (a number, or a percentage like 5%)',
       failureLimitText('--max-failures'),
-    )
-    .option(
+    );
+  if (offered.lookup ?? true) {
+    command.option(
       '--lookup <how>',
       'auto, snapshot or each; default PORTER_LOOKUP',
       oneOf('--lookup', LOOKUP_MODES),
-    )
-    .option('--dry-run', 'plan only: nothing is written (then: porter apply ID)');
+    );
+  }
+  return command.option(
+    '--dry-run',
+    offered.dryRun ?? 'plan only: nothing is written (then: porter apply ID)',
+  );
+}
+
+/** `--report FILE`, `--force` and `--format` of a command that follows its import to the end. */
+export function addReportOptions(command: Command, reportText: string): Command {
+  return command
+    .option('--report <file>', reportText)
+    .option('--force', 'overwrite the --report file when it exists')
+    .option(
+      '--format <format>',
+      'report format: csv or json',
+      oneOf('--format', ['csv', 'json'] as const),
+      'csv',
+    );
 }
 
 /**

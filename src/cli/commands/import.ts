@@ -9,7 +9,12 @@ import type { ImportInfo, ImportMode, ImportOptions } from '../../model/import.j
 import { oneOf } from '../options.js';
 import { checkInputFile, checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, followImport, summarize } from '../progress.js';
-import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
+import {
+  addImportOptions,
+  addReportOptions,
+  importOptionsFrom,
+  type ImportOptionValues,
+} from '../import-options.js';
 import { withContext } from '../with-context.js';
 import { checkSyncOptions } from '../../sync/sync-options.js';
 import {
@@ -63,17 +68,10 @@ export function registerImportCommand(program: Command): void {
       'users, groups or acls',
       oneOf('--resource', RESOURCE_NAMES),
     );
-  const command = addImportOptions(base)
-    .option('--wait', 'follow the import until it ends, then summarize')
-    .option('--report <file>', 'with --wait: write the per-record report to this file')
-    .option('--force', 'overwrite the --report file when it exists')
-    .option(
-      '--format <format>',
-      'report format: csv or json',
-      oneOf('--format', ['csv', 'json'] as const),
-      'csv',
-    )
-    .action((file: string, options: ImportCommandOptions) => runImport(file, options));
+  const command = addReportOptions(
+    addImportOptions(base).option('--wait', 'follow the import until it ends, then summarize'),
+    'with --wait: write the per-record report to this file',
+  ).action((file: string, options: ImportCommandOptions) => runImport(file, options));
   addSyncOptions(command);
 }
 

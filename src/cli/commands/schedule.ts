@@ -142,7 +142,7 @@ export function registerScheduleCommands(program: Command): void {
       'with --import: import the file even when its content is that of the last run',
     );
   const exportOptions = new Set(add.options.map((option) => option.attributeName()));
-  addImportOptions(add, false);
+  addImportOptions(add, { mode: 'optional' });
   // what addImportOptions declared, and --even-unchanged: only an import schedule takes them
   const importOnly = new Set(
     add.options

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { approveImport } from '../../app/imports.js';
-import { failureLimitText, oneOf, positiveInteger } from '../options.js';
+import { addImportOptions, addReportOptions } from '../import-options.js';
+import { oneOf } from '../options.js';
 import { describeActions, followImport, summarize } from '../progress.js';
 import { addSyncOptions, describeSync } from '../sync.js';
 import { withContext } from '../with-context.js';
@@ -25,35 +26,19 @@ export function registerSyncCommands(program: Command): void {
         '--resource',
         RESOURCE_NAMES.filter((name) => name !== 'acls'),
       ),
-    )
-    .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
-    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
-    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
-    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
-    .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
-    .option('--allow-admin', 'let the sync touch users of any type but "General User"')
-    .option(
-      '--allow-lookalike',
-      'allow a key that looks like another key (case, width, confusable letters)',
-    )
-    .option(
-      '--max-failures <n>',
-      'stop once this many records failed (a number, or a percentage like 5%)',
-      failureLimitText('--max-failures'),
-    )
-    .option('--dry-run', 'plan only: the changes, locks and deletes it would make; nothing written')
-    .option('--no-wait', 'print the id and return at once instead of following the sync')
-    .option('--report <file>', 'write the per-record report to this file when the sync ends')
-    .option('--force', 'overwrite the --report file when it exists')
-    .option(
-      '--format <format>',
-      'report format: csv or json',
-      oneOf('--format', ['csv', 'json'] as const),
-      'csv',
-    )
-    .action((file: string, options: SyncCommandLine) =>
-      runImport(file, { ...options, mode: 'sync', lookup: undefined }),
     );
+  addImportOptions(command, {
+    mode: 'none',
+    lookup: false,
+    allowAdmin: 'let the sync touch users of any type but "General User"',
+    dryRun: 'plan only: the changes, locks and deletes it would make; nothing written',
+  });
+  addReportOptions(
+    command.option('--no-wait', 'print the id and return at once instead of following the sync'),
+    'write the per-record report to this file when the sync ends',
+  ).action((file: string, options: SyncCommandLine) =>
+    runImport(file, { ...options, mode: 'sync', lookup: undefined }),
+  );
   addSyncOptions(command);
 
   program
