@@ -63,7 +63,8 @@ const SCRIPTS = {
   porterHashSetExpiring: {
     keys: 1,
     lua: `
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+-- unpack takes a few thousand values at most: 500 pairs per HSET
+for i = 2, #ARGV, 1000 do redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1`,
   },

@@ -42,6 +42,16 @@ describe('porter scripts on an auto-pipelining connection', () => {
     expect(await redis.ttl(counts)).toBeGreaterThan(0);
   });
 
+  it('write a hash of any size, beyond what one Lua unpack takes', async () => {
+    const hash = `${prefix}:large`;
+    const pairs = Array.from({ length: 10_001 }, (_, index) => [`f${index}`, `v${index}`]).flat();
+    await setHashExpiring(redis, hash, pairs, 60);
+    expect(await redis.hlen(hash)).toBe(10_001);
+    expect(await redis.hget(hash, 'f0')).toBe('v0');
+    expect(await redis.hget(hash, 'f10000')).toBe('v10000');
+    expect(await redis.ttl(hash)).toBeGreaterThan(0);
+  });
+
   it('load a script Redis does not know, then call it by its hash', async () => {
     // a body no other test uses, so Redis cannot know it yet
     const lua = `-- ${prefix}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`;
