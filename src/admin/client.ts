@@ -4,6 +4,7 @@
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { multipartBody } from './multipart.js';
+import { Slots } from '../util/slots.js';
 import {
   AdminBadResponseError,
   AdminConnectionError,
@@ -87,7 +88,7 @@ export interface AdminClientOptions {
   connectTimeoutMs?: number;
   /** Time from sending a request to its answer's headers, and between body chunks. @defaultValue 60000 */
   requestTimeoutMs?: number;
-  /** Keep-alive connections in the pool. @defaultValue 16 */
+  /** Keep-alive connections in the pool, and so requests in flight. @defaultValue 16 */
   connections?: number;
   /** Form encoding of PUT/POST/DELETE bodies. @defaultValue 'multipart' */
   bodyEncoding?: 'multipart' | 'urlencoded';
@@ -133,6 +134,8 @@ const CONNECT_ERROR_CODES = new Set([
 export class AdminClient {
   readonly baseUrl: string;
   private readonly pool: Pool;
+  /** One per connection: a request takes one before its checks, and keeps it to its answer's end. */
+  private readonly slots: Slots;
   private readonly pathPrefix: string;
   private readonly options: AdminClientOptions;
   private readonly authHeaders: Record<string, string>;
@@ -144,8 +147,10 @@ export class AdminClient {
     this.baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
     this.pathPrefix = url.pathname.replace(/\/+$/, '') + ADMIN_PATH_PREFIX;
     const timeout = options.requestTimeoutMs ?? 60_000;
+    const connections = options.connections ?? 16;
+    this.slots = new Slots(connections);
     this.pool = new Pool(url.origin, {
-      connections: options.connections ?? 16,
+      connections,
       connect: { timeout: options.connectTimeoutMs ?? 5_000 },
       headersTimeout: timeout,
       bodyTimeout: timeout,
@@ -322,8 +327,9 @@ export class AdminClient {
     signal?: AbortSignal,
     options: {
       /**
-       * Runs beside the shared gate's check, and must end before the request leaves (the send
-       * journal's mark): one round trip of Redis instead of two before every write.
+       * The caller's last word before the request leaves, once it has a connection and the
+       * shared gate let it through: a check that may still stop it by throwing (a cancel), and
+       * the send journal's mark.
        */
       beforeSend?: () => Promise<void>;
     } = {},
@@ -433,10 +439,39 @@ export class AdminClient {
     signal: AbortSignal | undefined,
     /** Told when the request leaves, after any wait of `beforeRequest` (for its duration). */
     onSend?: (at: number) => void,
-    /** Runs beside `beforeRequest`; the request leaves once both are done. */
+    /** Runs after `beforeRequest`, last thing before the request leaves; may throw to stop it. */
     beforeSend?: () => Promise<void>,
   ): Promise<Dispatcher.ResponseData> {
-    await Promise.all([this.options.beforeRequest?.(signal), beforeSend?.()]);
+    // A request waits for a connection here, not in the pool's queue: the gate and the caller's
+    // last check (a cancel, a pause, a back-off) then run once it can really leave.
+    let giveBack: () => void;
+    try {
+      giveBack = await this.slots.take(signal);
+    } catch (error) {
+      throw signal?.aborted ? new undiciErrors.RequestAbortedError() : error;
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      await this.options.beforeRequest?.(signal);
+      await beforeSend?.();
+      response = await this.issue(method, path, info, form, signal, onSend);
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
+    // the slot is the connection: held until the answer is read or dropped
+    response.body.once('close', giveBack);
+    return response;
+  }
+
+  private async issue(
+    method: string,
+    path: string,
+    info: { method: string; path: string },
+    form: [string, string][] | undefined,
+    signal: AbortSignal | undefined,
+    onSend?: (at: number) => void,
+  ): Promise<Dispatcher.ResponseData> {
     onSend?.(performance.now());
     const headers: Record<string, string> = { ...this.options.headers, ...this.authHeaders };
     let body: string | undefined;

@@ -35,8 +35,9 @@ export interface ExecuteContext {
   /** Called on 429 before waiting, so every worker can back off together. */
   onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
   /**
-   * Checked before each call: `stop` reports the unsent records unprocessed (cancelled,
-   * failure limit); `pause` leaves them without a result, for a later run of the batch.
+   * Checked before each call, once it has its connection: `stop` reports the unsent records
+   * unprocessed (cancelled, failure limit); `pause` leaves them without a result, for a later run
+   * of the batch.
    */
   stopReason?: () => Promise<StopDecision | undefined>;
   /** Told the outcome of every write call: answered, or failed as transient or ambiguous. */
@@ -101,6 +102,14 @@ export async function executeOps(
 /** Refusals that are usually about the caller or the route, not about one record. */
 const CALL_LEVEL_STATUSES: ReadonlySet<number> = new Set([401, 403, 405]);
 
+/** Thrown by a call's last check to keep it from leaving; the batch knows why. */
+class CallStopped extends Error {
+  constructor() {
+    super('the call was stopped before it left');
+    this.name = 'CallStopped';
+  }
+}
+
 class BatchRun {
   readonly results = new Map<number, DecidedResult>();
   readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0, retries: 0, splits: 0 };
@@ -120,21 +129,19 @@ class BatchRun {
   /** Sends one group of same-method ops; `attempt` counts tries of this group on transient failures. */
   async send(ops: PlannedOp[], attempt: number): Promise<void> {
     if (this.paused) return;
-    const stop = await this.context.stopReason?.();
-    if (stop?.kind === 'pause') {
-      this.paused = true;
-      return;
+    if (this.readsFirst(ops)) {
+      // a pause seen now spares the server the reads of records an earlier call may have applied
+      const stop = await this.context.stopReason?.();
+      if (stop?.kind === 'pause') {
+        this.paused = true;
+        return;
+      }
     }
     const pending = await this.reconcile(ops);
     if (pending.length === 0) return;
-    if (stop) {
-      for (const op of pending) {
-        this.finish(op, { status: 'unprocessed', errorCode: stop.code, error: stop.message });
-      }
-      return;
-    }
-    const { markSent } = this.context;
+    const { markSent, stopReason } = this.context;
     const rows = pending.map((op) => op.row);
+    let stopped: StopDecision | undefined;
     for (const op of pending) this.attempts.set(op.row, (this.attempts.get(op.row) ?? 0) + 1);
     this.stats.writeCalls++;
     let answer: Record<string, unknown>[];
@@ -145,10 +152,28 @@ class BatchRun {
         pending[0]!.method,
         pending.map((op) => op.payload),
         this.context.signal,
-        // the rows are in the send journal before the request leaves
-        { beforeSend: markSent && (() => markSent(rows)) },
+        {
+          // The last moment before the call leaves: it has its connection and the gate let it
+          // through. A cancel, a pause or a failure limit reached by now still stops it; the rows
+          // are in the send journal before it leaves (marked even when it stops: they are then
+          // looked up before a later send, which is safe).
+          beforeSend: async () => {
+            const [stop] = await Promise.all([stopReason?.(), markSent?.(rows)]);
+            if (stop) {
+              stopped = stop;
+              throw new CallStopped();
+            }
+          },
+        },
       );
     } catch (error) {
+      if (stopped) {
+        // the call never left
+        this.stats.writeCalls--;
+        for (const op of pending) this.attempts.set(op.row, this.attempts.get(op.row)! - 1);
+        this.stopBefore(pending, stopped);
+        return;
+      }
       const failed = breakerOutcome(error);
       if (failed === false) this.answeredCalls++;
       if (failed !== undefined) await this.context.onCallOutcome?.(failed, startedAt);
@@ -159,6 +184,17 @@ class BatchRun {
     this.acceptedCalls++;
     await this.context.onCallOutcome?.(false, startedAt);
     await this.acceptAnswer(pending, answer);
+  }
+
+  /** A pause leaves the ops without a result, for a later run; a stop reports them unprocessed. */
+  private stopBefore(ops: PlannedOp[], stop: StopDecision): void {
+    if (stop.kind === 'pause') {
+      this.paused = true;
+      return;
+    }
+    for (const op of ops) {
+      this.finish(op, { status: 'unprocessed', errorCode: stop.code, error: stop.message });
+    }
   }
 
   private async handleFailure(ops: PlannedOp[], attempt: number, error: unknown): Promise<void> {
@@ -328,10 +364,19 @@ class BatchRun {
   }
 
   /** For uncertain creates and deletes, asks the server what already happened. */
+  /** Whether an op's record is read on the server before it is sent (see reconcile). */
+  private readsBeforeSend(op: PlannedOp): boolean {
+    return this.uncertain.has(op.row) && op.action !== 'update' && op.action !== 'lock';
+  }
+
+  private readsFirst(ops: PlannedOp[]): boolean {
+    return ops.some((op) => this.readsBeforeSend(op));
+  }
+
   private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
     const pending: PlannedOp[] = [];
     for (const op of ops) {
-      if (!this.uncertain.has(op.row) || op.action === 'update' || op.action === 'lock') {
+      if (!this.readsBeforeSend(op)) {
         pending.push(op);
         continue;
       }

@@ -301,9 +301,6 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   await save(plan.decided);
 
   const rows = plan.ops.map((op) => op.row);
-  // the state read with the staged records still holds for the first call when planning asked
-  // the server nothing: a round trip fewer per batch
-  let stateFresh = decision === undefined && lookup.reads === 0;
   const outcome = await executeOps(plan.ops, {
     client: deps.client,
     resource,
@@ -315,10 +312,6 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     onCallOutcome,
     probe,
     stopReason: async () => {
-      if (stateFresh) {
-        stateFresh = false;
-        return undefined;
-      }
       const current = await stopDecisionOf(store, ref.importId);
       return probe && current?.kind === 'pause' ? undefined : current;
     },
