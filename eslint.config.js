@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'coverage/', 'dist/'] },
+  { ignores: ['node_modules/', 'coverage/', 'dist/', '.porter/', 'bench/out/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,7 +2,13 @@
  * A request waits for a connection before its checks, not after them: the shared gate and the
  * caller's last check (a cancel, a pause) run once it can really leave.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,11 +44,7 @@ class HoldingProxy {
     for (const pass of this.held.splice(0)) pass();
   }
 
-  private pass(
-    target: URL,
-    incoming: IncomingMessage,
-    outgoing: import('node:http').ServerResponse,
-  ): void {
+  private pass(target: URL, incoming: IncomingMessage, outgoing: ServerResponse): void {
     const onward = request(
       {
         host: target.hostname,
