@@ -114,6 +114,8 @@ class BatchRun {
   readonly results = new Map<number, DecidedResult>();
   readonly stats: ExecuteStats = { writeCalls: 0, reconcileReads: 0, retries: 0, splits: 0 };
   paused = false;
+  /** A cancel or the failure limit, once a call of this batch saw it. */
+  private stopped: Extract<StopDecision, { kind: 'stop' }> | undefined;
   answeredCalls = 0;
   private readonly uncertain: Set<number>;
   private readonly attempts = new Map<number, number>();
@@ -129,6 +131,11 @@ class BatchRun {
   /** Sends one group of same-method ops; `attempt` counts tries of this group on transient failures. */
   async send(ops: PlannedOp[], attempt: number): Promise<void> {
     if (this.paused) return;
+    if (this.stopped) {
+      // a stop seen by an earlier call holds for the rest of the batch: no call, no wait
+      this.stopBefore(await this.reconcile(ops), this.stopped);
+      return;
+    }
     if (this.readsFirst(ops)) {
       // a pause seen now spares the server the reads of records an earlier call may have applied
       const stop = await this.context.stopReason?.();
@@ -141,7 +148,7 @@ class BatchRun {
     if (pending.length === 0) return;
     const { markSent, stopReason } = this.context;
     const rows = pending.map((op) => op.row);
-    let stopped: StopDecision | undefined;
+    let stopSeen: StopDecision | undefined;
     for (const op of pending) this.attempts.set(op.row, (this.attempts.get(op.row) ?? 0) + 1);
     this.stats.writeCalls++;
     let answer: Record<string, unknown>[];
@@ -154,24 +161,25 @@ class BatchRun {
         this.context.signal,
         {
           // The last moment before the call leaves: it has its connection and the gate let it
-          // through. A cancel, a pause or a failure limit reached by now still stops it; the rows
-          // are in the send journal before it leaves (marked even when it stops: they are then
-          // looked up before a later send, which is safe).
+          // through. A cancel, a pause or a failure limit reached by now still stops it. Only a
+          // call that goes puts its rows in the send journal: a later run (a resume, a retry)
+          // takes a journaled row for one the server may have applied.
           beforeSend: async () => {
-            const [stop] = await Promise.all([stopReason?.(), markSent?.(rows)]);
+            const stop = await stopReason?.();
             if (stop) {
-              stopped = stop;
+              stopSeen = stop;
               throw new CallStopped();
             }
+            await markSent?.(rows);
           },
         },
       );
     } catch (error) {
-      if (stopped) {
+      if (stopSeen) {
         // the call never left
         this.stats.writeCalls--;
         for (const op of pending) this.attempts.set(op.row, this.attempts.get(op.row)! - 1);
-        this.stopBefore(pending, stopped);
+        this.stopBefore(pending, stopSeen);
         return;
       }
       const failed = breakerOutcome(error);
@@ -192,6 +200,7 @@ class BatchRun {
       this.paused = true;
       return;
     }
+    this.stopped = stop;
     for (const op of ops) {
       this.finish(op, { status: 'unprocessed', errorCode: stop.code, error: stop.message });
     }

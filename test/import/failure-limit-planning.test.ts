@@ -39,6 +39,9 @@ describe('--max-failures reached while a batch plans', () => {
       new Set(['PORTER_FAILURE_LIMIT']),
     );
     expect(pipeline.sandbox.store.stats.requests.POST ?? 0).toBe(postsBefore);
+    // rows never sent are not in the send journal: a retry of them is a plain first send
+    const rowsOfBatchOne = Array.from({ length: 10 }, (_, index) => index + 1);
+    expect(await pipeline.context.journal.sentAmong(info.id, rowsOfBatchOne)).toEqual([]);
     const names = pipeline.sandbox.store.users().map((user) => user.username);
     expect(names.filter((name) => name?.startsWith('limit.plan'))).toEqual([]);
   });
