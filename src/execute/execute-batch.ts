@@ -40,6 +40,11 @@ export interface ExecuteContext {
    * of the batch.
    */
   stopReason?: () => Promise<StopDecision | undefined>;
+  /**
+   * The last check before a call leaves, in one step with marking its rows sent: the stop
+   * decision, the rows marked only when there is none. Without it, `stopReason` then `markSent`.
+   */
+  clearToSend?: (rows: number[]) => Promise<StopDecision | undefined>;
   /** Told the outcome of every write call: answered, or failed as transient or ambiguous. */
   onCallOutcome?: (failed: boolean, startedAt: number) => Promise<void> | void;
   /**
@@ -146,7 +151,7 @@ class BatchRun {
     }
     const pending = await this.reconcile(ops);
     if (pending.length === 0) return;
-    const { markSent, stopReason } = this.context;
+    const { clearToSend } = this.context;
     const rows = pending.map((op) => op.row);
     let stopSeen: StopDecision | undefined;
     for (const op of pending) this.attempts.set(op.row, (this.attempts.get(op.row) ?? 0) + 1);
@@ -165,12 +170,11 @@ class BatchRun {
           // call that goes puts its rows in the send journal: a later run (a resume, a retry)
           // takes a journaled row for one the server may have applied.
           beforeSend: async () => {
-            const stop = await stopReason?.();
+            const stop = clearToSend ? await clearToSend(rows) : await this.checkThenMark(rows);
             if (stop) {
               stopSeen = stop;
               throw new CallStopped();
             }
-            await markSent?.(rows);
           },
         },
       );
@@ -192,6 +196,13 @@ class BatchRun {
     this.acceptedCalls++;
     await this.context.onCallOutcome?.(false, startedAt);
     await this.acceptAnswer(pending, answer);
+  }
+
+  /** The stop decision, then the rows marked sent when there is none (see `clearToSend`). */
+  private async checkThenMark(rows: number[]): Promise<StopDecision | undefined> {
+    const stop = await this.context.stopReason?.();
+    if (!stop) await this.context.markSent?.(rows);
+    return stop;
   }
 
   /** A pause leaves the ops without a result, for a later run; a stop reports them unprocessed. */

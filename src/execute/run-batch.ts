@@ -307,7 +307,15 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
     lookup,
     retry: deps.retry,
     uncertainRows: rows.filter((row) => sentBefore.has(row)),
-    markSent: (sent) => deps.journal.markSent(ref.importId, sent),
+    clearToSend: async (sent) => {
+      const read = await deps.journal.markSentWhile(
+        ref.importId,
+        probe ? GOING_ON_PROBE : GOING,
+        sent,
+      );
+      const current = decisionOf(read);
+      return probe && current?.kind === 'pause' ? undefined : current;
+    },
     onRateLimited: deps.onRateLimited,
     onCallOutcome,
     probe,
@@ -434,6 +442,25 @@ async function stopDecisionOf(
 ): Promise<StopDecision | undefined> {
   return decisionOf(await store.stateOf(importId));
 }
+
+/** Every state, to list the ones that let a call go. */
+const STATES: Record<ImportState, true> = {
+  receiving: true,
+  queued: true,
+  running: true,
+  paused: true,
+  completed: true,
+  completed_with_errors: true,
+  failed: true,
+  cancelled: true,
+  held: true,
+};
+
+/** The states in which a batch's call may leave; a probe also goes while paused. */
+const GOING = (Object.keys(STATES) as ImportState[]).filter(
+  (state) => decisionOf({ state }) === undefined,
+);
+const GOING_ON_PROBE: ImportState[] = [...GOING, 'paused'];
 
 /** The decision a state read (undefined: the import is gone) leads to. */
 function decisionOf(

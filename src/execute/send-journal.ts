@@ -8,6 +8,8 @@
  * journaled by an earlier version kept a set (`…:sent`), which is still read.
  */
 import type { Redis } from 'ioredis';
+import type { ImportState } from '../model/import.js';
+import { importKeys } from '../results/import-keys.js';
 import { defineScript, type ScriptCommand } from '../util/redis-commands.js';
 
 /** KEYS[1] the bitmap; ARGV ttl, rows… */
@@ -15,6 +17,24 @@ const MARK = `
 for i = 2, #ARGV do redis.call('SETBIT', KEYS[1], ARGV[i], 1) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1`;
+
+/**
+ * KEYS[1] the import's meta hash, KEYS[2] the bitmap; ARGV ttl, n, n states that let a call go,
+ * rows… Reads the state and reason, and marks the rows only when the state is one of those.
+ */
+const MARK_WHILE = `
+local state = redis.call('HGET', KEYS[1], 'state')
+local reason = redis.call('HGET', KEYS[1], 'reason')
+if not state then return {} end
+local n = tonumber(ARGV[2])
+for i = 3, 2 + n do
+  if ARGV[i] == state then
+    for j = 3 + n, #ARGV do redis.call('SETBIT', KEYS[2], ARGV[j], 1) end
+    redis.call('EXPIRE', KEYS[2], ARGV[1])
+    break
+  end
+end
+return {state, reason}`;
 
 /** KEYS[1] the bitmap, KEYS[2] an earlier version's set; ARGV rows… Returns a flag per row. */
 const AMONG = `
@@ -30,6 +50,7 @@ return flags`;
 export class SendJournal {
   private readonly mark: ScriptCommand;
   private readonly among: ScriptCommand;
+  private readonly markWhile: ScriptCommand;
 
   constructor(
     private readonly redis: Redis,
@@ -38,6 +59,7 @@ export class SendJournal {
   ) {
     this.mark = defineScript(redis, { keys: 1, lua: MARK });
     this.among = defineScript(redis, { keys: 2, lua: AMONG });
+    this.markWhile = defineScript(redis, { keys: 2, lua: MARK_WHILE });
   }
 
   private key(importId: string): string {
@@ -53,6 +75,27 @@ export class SendJournal {
   async markSent(importId: string, rows: readonly number[]): Promise<void> {
     if (rows.length === 0) return;
     await this.mark(this.key(importId), this.ttlSeconds, ...rows.map(checkedRow));
+  }
+
+  /**
+   * The import's state and reason, read in one step with marking the rows sent when the state is
+   * one of `going`: a call stopped by the state never reaches the journal. Undefined: no import.
+   */
+  async markSentWhile(
+    importId: string,
+    going: readonly ImportState[],
+    rows: readonly number[],
+  ): Promise<{ state: ImportState; reason?: string } | undefined> {
+    const [state, reason] = (await this.markWhile(
+      importKeys(this.prefix, importId).meta,
+      this.key(importId),
+      this.ttlSeconds,
+      going.length,
+      ...going,
+      ...rows.map(checkedRow),
+    )) as [ImportState?, string?];
+    if (state === undefined) return undefined;
+    return reason ? { state, reason } : { state };
   }
 
   /** Which of these rows were sent at least once before. */

@@ -51,3 +51,23 @@ describe('SendJournal', () => {
     expect(await redis.exists(`${prefix}:import:imp_c:sent-rows`)).toBe(0);
   });
 });
+
+describe('SendJournal.markSentWhile', () => {
+  it("marks the rows only while the import's state lets a call go, and says the state", async () => {
+    const meta = `${prefix}:import:imp_w:meta`;
+    await redis.hset(meta, 'state', 'running');
+    expect(await journal.markSentWhile('imp_w', ['running'], [1, 2])).toEqual({ state: 'running' });
+    await redis.hset(meta, 'state', 'cancelled', 'reason', 'by hand');
+    expect(await journal.markSentWhile('imp_w', ['running'], [3])).toEqual({
+      state: 'cancelled',
+      reason: 'by hand',
+    });
+    expect(await journal.sentAmong('imp_w', [1, 2, 3])).toEqual([1, 2]);
+    expect(await redis.ttl(`${prefix}:import:imp_w:sent-rows`)).toBeGreaterThan(0);
+  });
+
+  it('marks nothing for an import that is gone', async () => {
+    expect(await journal.markSentWhile('imp_gone', ['running'], [1])).toBeUndefined();
+    expect(await journal.sentAmong('imp_gone', [1])).toEqual([]);
+  });
+});
