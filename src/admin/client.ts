@@ -454,7 +454,17 @@ export class AdminClient {
     try {
       await this.options.beforeRequest?.(signal);
       await beforeSend?.();
-      response = await this.issue(method, path, info, form, signal, onSend);
+      onSend?.(performance.now());
+      response = await this.pool
+        .request({
+          method: method as Dispatcher.HttpMethod,
+          path,
+          ...this.encoded(form),
+          signal,
+        })
+        .catch((error: unknown) => {
+          throw this.transportError(error, info);
+        });
     } catch (error) {
       giveBack();
       throw error;
@@ -464,38 +474,20 @@ export class AdminClient {
     return response;
   }
 
-  private async issue(
-    method: string,
-    path: string,
-    info: { method: string; path: string },
-    form: [string, string][] | undefined,
-    signal: AbortSignal | undefined,
-    onSend?: (at: number) => void,
-  ): Promise<Dispatcher.ResponseData> {
-    onSend?.(performance.now());
+  /** The headers of a request, and its form as the body in the configured encoding. */
+  private encoded(form: [string, string][] | undefined): {
+    headers: Record<string, string>;
+    body?: string;
+  } {
     const headers: Record<string, string> = { ...this.options.headers, ...this.authHeaders };
-    let body: string | undefined;
-    if (form) {
-      if ((this.options.bodyEncoding ?? 'multipart') === 'urlencoded') {
-        body = new URLSearchParams(form).toString();
-        headers['content-type'] = 'application/x-www-form-urlencoded';
-      } else {
-        const multipart = multipartBody(form);
-        body = multipart.body;
-        headers['content-type'] = multipart.contentType;
-      }
+    if (!form) return { headers };
+    if ((this.options.bodyEncoding ?? 'multipart') === 'urlencoded') {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      return { headers, body: new URLSearchParams(form).toString() };
     }
-    try {
-      return await this.pool.request({
-        method: method as Dispatcher.HttpMethod,
-        path,
-        headers,
-        body,
-        signal,
-      });
-    } catch (error) {
-      throw this.transportError(error, info);
-    }
+    const multipart = multipartBody(form);
+    headers['content-type'] = multipart.contentType;
+    return { headers, body: multipart.body };
   }
 
   private transportError(error: unknown, info: { method: string; path: string }): Error {

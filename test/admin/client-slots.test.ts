@@ -2,35 +2,22 @@
  * A request waits for a connection before its checks, not after them: the shared gate and the
  * caller's last check (a cancel, a pause) run once it can really leave.
  */
-import {
-  createServer,
-  request,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errors as undiciErrors } from 'undici';
 import { AdminClient } from '../../src/admin/client.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
+import { forward, startProxy, type TestProxy } from '../helpers/proxy.js';
 
-/** Passes requests on to the sandbox; holds each write until the test lets it go. */
-class HoldingProxy {
+/** Writes held on their way to the sandbox until the test lets them go. */
+class HeldWrites {
   readonly held: (() => void)[] = [];
   writes = 0;
   private onHeld: (() => void) | undefined;
-  readonly server: Server;
 
-  constructor(target: URL) {
-    this.server = createServer((incoming, outgoing) => {
-      const pass = (): void => this.pass(target, incoming, outgoing);
-      if (incoming.method === 'GET') return pass();
-      this.writes++;
-      this.held.push(pass);
-      this.onHeld?.();
-    });
+  hold(pass: () => void): void {
+    this.writes++;
+    this.held.push(pass);
+    this.onHeld?.();
   }
 
   /** Resolves once `count` writes are held. */
@@ -43,45 +30,28 @@ class HoldingProxy {
   releaseAll(): void {
     for (const pass of this.held.splice(0)) pass();
   }
-
-  private pass(target: URL, incoming: IncomingMessage, outgoing: ServerResponse): void {
-    const onward = request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-      },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
-    );
-    incoming.pipe(onward);
-  }
-
-  async listen(): Promise<string> {
-    this.server.listen(0, '127.0.0.1');
-    await once(this.server, 'listening');
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
 }
 
 let sandbox: RunningSandbox;
-let proxy: HoldingProxy;
+let proxy: TestProxy;
+const writes = new HeldWrites();
 let client: AdminClient;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
-  proxy = new HoldingProxy(new URL(sandbox.url));
-  client = new AdminClient({ baseUrl: await proxy.listen(), connections: 1 });
+  const target = new URL(sandbox.url);
+  proxy = await startProxy((incoming, outgoing) => {
+    const pass = (): void => forward(target, incoming, outgoing);
+    if (incoming.method === 'GET') pass();
+    else writes.hold(pass);
+  });
+  client = new AdminClient({ baseUrl: proxy.url, connections: 1 });
 });
 
 afterAll(async () => {
-  proxy.releaseAll();
+  writes.releaseAll();
   await client.close();
-  proxy.server.close();
+  proxy.close();
   await sandbox.close();
 });
 
@@ -95,7 +65,7 @@ describe('a request waiting for a connection', () => {
         steps.push('first checked');
       },
     });
-    await proxy.holding(1);
+    await writes.holding(1);
     const second = client.write('users', 'POST', [user('slot.second')], undefined, {
       beforeSend: async () => {
         steps.push('second checked');
@@ -106,17 +76,17 @@ describe('a request waiting for a connection', () => {
     // the second waits for the one connection: its check has not run
     await new Promise<void>((resolve) => setImmediate(resolve));
     expect(steps).toEqual(['first checked']);
-    proxy.releaseAll();
+    writes.releaseAll();
     expect((await first).map((record) => record.username)).toEqual(['slot.first']);
     await expect(second).rejects.toThrow('cancelled meanwhile');
     expect(steps).toEqual(['first checked', 'second checked']);
-    expect(proxy.writes).toBe(1);
+    expect(writes.writes).toBe(1);
     expect(sandbox.store.users().map((record) => record.username)).not.toContain('slot.second');
   });
 
   it('gives up its wait when its signal aborts, and sends nothing', async () => {
     const first = client.write('users', 'POST', [user('slot.third')]);
-    await proxy.holding(1);
+    await writes.holding(1);
     const controller = new AbortController();
     let checked = false;
     const waiting = client.write('users', 'POST', [user('slot.fourth')], controller.signal, {
@@ -126,14 +96,14 @@ describe('a request waiting for a connection', () => {
     });
     controller.abort();
     await expect(waiting).rejects.toBeInstanceOf(undiciErrors.RequestAbortedError);
-    proxy.releaseAll();
+    writes.releaseAll();
     await first;
     expect(checked).toBe(false);
     // the connection is free again: a next request leaves at once
     const next = client.write('users', 'POST', [user('slot.fifth')]);
-    await proxy.holding(1);
-    proxy.releaseAll();
+    await writes.holding(1);
+    writes.releaseAll();
     await next;
-    expect(proxy.writes).toBe(3);
+    expect(writes.writes).toBe(3);
   });
 });
