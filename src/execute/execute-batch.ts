@@ -30,8 +30,6 @@ export interface ExecuteContext {
   retry: RetryPolicy;
   /** Rows that an earlier run of this batch may have sent (from the send journal). */
   uncertainRows?: Iterable<number>;
-  /** Persists that these rows are about to be sent, so a crash leaves them uncertain. */
-  markSent?: (rows: number[]) => Promise<void>;
   /** Called on 429 before waiting, so every worker can back off together. */
   onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
   /**
@@ -41,8 +39,9 @@ export interface ExecuteContext {
    */
   stopReason?: () => Promise<StopDecision | undefined>;
   /**
-   * The last check before a call leaves, in one step with marking its rows sent: the stop
-   * decision, the rows marked only when there is none. Without it, `stopReason` then `markSent`.
+   * The last check before a call leaves, in one step with marking its rows sent (the send
+   * journal): the stop decision, the rows marked only when there is none. Without it, the last
+   * check is `stopReason` and nothing is journaled.
    */
   clearToSend?: (rows: number[]) => Promise<StopDecision | undefined>;
   /** Told the outcome of every write call: answered, or failed as transient or ambiguous. */
@@ -170,7 +169,7 @@ class BatchRun {
           // call that goes puts its rows in the send journal: a later run (a resume, a retry)
           // takes a journaled row for one the server may have applied.
           beforeSend: async () => {
-            const stop = clearToSend ? await clearToSend(rows) : await this.checkThenMark(rows);
+            const stop = clearToSend ? await clearToSend(rows) : await this.context.stopReason?.();
             if (stop) {
               stopSeen = stop;
               throw new CallStopped();
@@ -196,13 +195,6 @@ class BatchRun {
     this.acceptedCalls++;
     await this.context.onCallOutcome?.(false, startedAt);
     await this.acceptAnswer(pending, answer);
-  }
-
-  /** The stop decision, then the rows marked sent when there is none (see `clearToSend`). */
-  private async checkThenMark(rows: number[]): Promise<StopDecision | undefined> {
-    const stop = await this.context.stopReason?.();
-    if (!stop) await this.context.markSent?.(rows);
-    return stop;
   }
 
   /** A pause leaves the ops without a result, for a later run; a stop reports them unprocessed. */
@@ -383,7 +375,6 @@ class BatchRun {
     });
   }
 
-  /** For uncertain creates and deletes, asks the server what already happened. */
   /** Whether an op's record is read on the server before it is sent (see reconcile). */
   private readsBeforeSend(op: PlannedOp): boolean {
     return this.uncertain.has(op.row) && op.action !== 'update' && op.action !== 'lock';
@@ -393,6 +384,7 @@ class BatchRun {
     return ops.some((op) => this.readsBeforeSend(op));
   }
 
+  /** For uncertain creates and deletes, asks the server what already happened. */
   private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
     const pending: PlannedOp[] = [];
     for (const op of ops) {

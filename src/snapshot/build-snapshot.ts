@@ -72,9 +72,9 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
   const { sync } = options;
   if (sync) await redis.unlink(sync.missingList);
 
-  // the index of the other resource (names in references) is read beside the main one, over its
-  // own connection: one round trip of the server's latency instead of two; the first stream to
-  // fail stops the others, and its error is the one thrown
+  // the index of the other resource (names in references) is read beside the main one, on a
+  // second connection when the client has one: one round trip of the server's latency instead of
+  // two; the first stream to fail stops the others, and its error is the one thrown
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
   const each = { ...options, signal };

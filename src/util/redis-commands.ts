@@ -58,40 +58,30 @@ export function defineScript(redis: Redis, spec: ScriptSpec): ScriptCommand {
   return (...args) => runScript(redis, script, args);
 }
 
-const SCRIPTS = {
-  /** KEYS[1] a hash; ARGV ttl, field, value, … */
-  porterHashSetExpiring: {
-    keys: 1,
-    lua: `
+/** KEYS[1] a hash; ARGV ttl, field, value, … */
+const HASH_SET = scriptOf({
+  keys: 1,
+  lua: `
 -- unpack takes a few thousand values at most: 500 pairs per HSET
 for i = 2, #ARGV, 1000 do redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV))) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1`,
-  },
-  /** KEYS[1] a hash; ARGV ttl, field, amount, … */
-  porterHashAddExpiring: {
-    keys: 1,
-    lua: `
+});
+
+/** KEYS[1] a hash; ARGV ttl, field, amount, … */
+const HASH_ADD = scriptOf({
+  keys: 1,
+  lua: `
 for i = 2, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1`,
-  },
-  /** KEYS two hashes; both read at one instant. */
-  porterReadTwoHashes: {
-    keys: 2,
-    lua: `return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }`,
-  },
-} satisfies Record<string, ScriptSpec>;
+});
 
-type ScriptName = keyof typeof SCRIPTS;
-
-const scripts = Object.fromEntries(
-  Object.entries(SCRIPTS).map(([name, spec]) => [name, scriptOf(spec)]),
-) as Record<ScriptName, Script>;
-
-function command(redis: Redis, name: ScriptName, args: (string | number)[]): Promise<unknown> {
-  return runScript(redis, scripts[name], args);
-}
+/** KEYS two hashes; both read at one instant. */
+const READ_TWO = scriptOf({
+  keys: 2,
+  lua: `return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }`,
+});
 
 type HashWrite = (
   redis: Redis,
@@ -101,18 +91,18 @@ type HashWrite = (
 ) => Promise<void>;
 
 /** Field/value pairs written to a hash by one of the scripts, with the hash's TTL. */
-function hashWrite(name: 'porterHashSetExpiring' | 'porterHashAddExpiring'): HashWrite {
+function hashWrite(script: Script): HashWrite {
   return async (redis, key, pairs, ttlSeconds) => {
     if (pairs.length === 0) return;
-    await command(redis, name, [key, ttlSeconds, ...pairs]);
+    await runScript(redis, script, [key, ttlSeconds, ...pairs]);
   };
 }
 
 /** HSET field/value pairs, and the hash's TTL. */
-export const setHashExpiring = hashWrite('porterHashSetExpiring');
+export const setHashExpiring = hashWrite(HASH_SET);
 
 /** HINCRBY of each field/amount pair, and the hash's TTL. */
-export const addToHashExpiring = hashWrite('porterHashAddExpiring');
+export const addToHashExpiring = hashWrite(HASH_ADD);
 
 /** HGETALL of two hashes at one instant, as flat [field, value, …] arrays. */
 export async function readTwoHashes(
@@ -120,5 +110,5 @@ export async function readTwoHashes(
   first: string,
   second: string,
 ): Promise<[unknown, unknown]> {
-  return (await command(redis, 'porterReadTwoHashes', [first, second])) as [unknown, unknown];
+  return (await runScript(redis, READ_TWO, [first, second])) as [unknown, unknown];
 }

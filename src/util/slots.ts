@@ -11,11 +11,6 @@ export class Slots {
     this.free = size;
   }
 
-  /** Slots taken or asked for beyond the free ones. */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   /** Waits for a slot; resolves with the function that gives it back (once, whatever is called). */
   async take(signal?: AbortSignal): Promise<() => void> {
     signal?.throwIfAborted();
