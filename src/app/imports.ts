@@ -13,6 +13,7 @@ import {
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { naturalKey } from '../plan/plan-batch.js';
 import { checkSyncImport } from '../sync/sync-options.js';
+import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
 
 export type ReportFormat = 'csv' | 'json';
@@ -250,17 +251,67 @@ async function startApplication(
   return received;
 }
 
+/** Failed records a retry leaves out, because sending them again cannot mend them. */
+export interface RetryLeftOut {
+  total: number;
+  /** How many per error code. */
+  byCode: Record<string, number>;
+}
+
+/** What a retry of an ended import would send, and what it leaves out. */
+export interface RetrySelection {
+  /** Records the retry sends: unprocessed ones and failures a retry can mend. */
+  retryable: number;
+  leftOut: RetryLeftOut;
+}
+
+/** Counts what a retry of these statuses would send and leave out (see src/errors/retryable.ts). */
+export async function selectForRetry(
+  context: PorterContext,
+  importId: string,
+  statuses: ResultStatus[] = ['failed', 'unprocessed'],
+): Promise<RetrySelection> {
+  await requireImport(context, importId);
+  const selection: RetrySelection = { retryable: 0, leftOut: { total: 0, byCode: {} } };
+  for await (const result of context.store.results(importId, { status: statuses })) {
+    if (result.serverOnly) continue;
+    if (isRetryable(result)) {
+      selection.retryable += 1;
+      continue;
+    }
+    const code = result.errorCode ?? 'no code';
+    selection.leftOut.total += 1;
+    selection.leftOut.byCode[code] = (selection.leftOut.byCode[code] ?? 0) + 1;
+  }
+  return selection;
+}
+
+/** "2 PORTER_ROW_INVALID, 1 PORTER_KEY_LOOKALIKE", most first. */
+export function describeLeftOut(leftOut: RetryLeftOut): string {
+  return Object.entries(leftOut.byCode)
+    .sort(([codeA, countA], [codeB, countB]) => countB - countA || codeA.localeCompare(codeB))
+    .map(([code, count]) => `${count} ${code}`)
+    .join(', ');
+}
+
+export interface RetryStarted {
+  import: ImportInfo;
+  leftOut: RetryLeftOut;
+}
+
 /**
- * Starts a new import of exactly the records of an ended import that have one of these
- * statuses, read as they were first read (same options and mapping), linked to it by
- * `retryOf`; each result carries the record's row in the first upload as `sourceRow`.
+ * Starts a new import of the records of an ended import that have one of these statuses and
+ * that a retry can mend (src/errors/retryable.ts: never a validation failure, a duplicate, a
+ * look-alike, the admin guard or a stale plan), read as they were first read (same options and
+ * mapping), linked to it by `retryOf`; each result carries the record's row in the first upload
+ * as `sourceRow`. Says how many records it left out, by code.
  */
 export async function retryImport(
   context: PorterContext,
   importId: string,
   statuses: ResultStatus[] = ['failed', 'unprocessed'],
   onCreated?: (info: ImportInfo) => void,
-): Promise<ImportInfo> {
+): Promise<RetryStarted> {
   const original = await requireImport(context, importId);
   if (!original.settled) {
     throw new PorterError(
@@ -281,12 +332,21 @@ export async function retryImport(
       `import ${importId} has no ${statuses.join(' or ')} records to retry`,
     );
   }
+  const { retryable, leftOut } = await selectForRetry(context, importId, statuses);
+  if (retryable === 0) {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      `import ${importId} has no records a retry can mend: ${leftOutText(importId, leftOut)}`,
+    );
+  }
   const results = context.store.results(importId, { status: statuses });
   // NDJSON keeps typed JSON values as they were, and reads CSV text the way CSV does
   async function* lines(): AsyncGenerator<string> {
     for await (const result of results) {
       // a sync's records found only on the server are the next sync's to handle
       if (result.serverOnly) continue;
+      // a record that failed on its own account would fail again, or slip past its check
+      if (!isRetryable(result)) continue;
       // the row here lets the retry ask this import's send journal what it had sent
       const links = {
         porter_sourceRow: String(result.sourceRow ?? result.row),
@@ -301,7 +361,7 @@ export async function retryImport(
     original.options.mode === 'sync'
       ? { ...original.options, mode: 'upsert', sync: undefined }
       : original.options;
-  return startImport(
+  const started = await startImport(
     context,
     {
       options,
@@ -311,5 +371,16 @@ export async function retryImport(
       retryOf: importId,
     },
     onCreated,
+  );
+  return { import: started, leftOut };
+}
+
+/** One sentence on the records a retry left out, and what to do with them. */
+export function leftOutText(importId: string, leftOut: RetryLeftOut): string {
+  const records = leftOut.total === 1 ? 'record' : 'records';
+  return (
+    `left out ${leftOut.total} failed ${records} that would fail again or overwrite another ` +
+    `record (${describeLeftOut(leftOut)}); fix them in the file ` +
+    `(porter report ${importId} --status failed) and import it again`
   );
 }

@@ -34,7 +34,7 @@ export async function importPage(root, { signal, meta }, importId) {
       if (text !== lastText) {
         lastText = text;
         renderSummary(info);
-        renderActions(info);
+        await renderActions(info);
         renderDownloads(info);
       } else {
         summary.querySelector('.rate')?.replaceChildren(rateText(info));
@@ -92,7 +92,7 @@ export async function importPage(root, { signal, meta }, importId) {
     );
   }
 
-  function renderActions(info) {
+  async function renderActions(info) {
     const buttons = [];
     const final = FINAL_STATES.has(info.state);
     // a held import's Approve and Cancel stand under its plan
@@ -102,16 +102,22 @@ export async function importPage(root, { signal, meta }, importId) {
     if (info.state === 'paused')
       buttons.push(button('Resume', () => act('POST', `${base}/resume`, 'Resumed.')));
     const failed = (info.counts?.failed ?? 0) + (info.counts?.unprocessed ?? 0);
-    if (final && info.settled && failed > 0 && !info.options?.dryRun) {
-      buttons.push(
-        button(
-          `Retry ${failed} failed`,
-          () => act('POST', `${base}/retry`, 'Retry started.'),
-          'secondary',
-        ),
-      );
+    let leftOutNote;
+    if (final && info.settled && failed > 0 && !info.options?.dryRun && !info.undoOf) {
+      // a retry sends only what it can mend: never a duplicate, an invalid or a refused record
+      const selection = await api(`${base}/retry`, { signal });
+      if (selection.retryable > 0) {
+        buttons.push(
+          button(
+            `Retry ${selection.retryable} failed`,
+            () => act('POST', `${base}/retry`, 'Retry started.'),
+            'secondary',
+          ),
+        );
+      }
+      if (selection.leftOut.total > 0) leftOutNote = leftOutText(selection.leftOut);
     }
-    fill(actions, ...buttons);
+    fill(actions, ...buttons, leftOutNote);
   }
 
   function renderDownloads(info) {
@@ -221,6 +227,21 @@ export async function importPage(root, { signal, meta }, importId) {
       if (!signal.aborted) actionStatus.append(notice('error', error.message));
     }
   }
+}
+
+/** Why a retry leaves records out, and how many of each code. */
+function leftOutText(leftOut) {
+  const codes = Object.entries(leftOut.byCode)
+    .sort(([, a], [, b]) => b - a)
+    .map(([code, count]) => `${count} ${code}`)
+    .join(', ');
+  const records = leftOut.total === 1 ? 'record is' : 'records are';
+  return h(
+    'p',
+    { class: 'muted left-out' },
+    `${leftOut.total} failed ${records} left out of a retry (${codes}): sent again, they would ` +
+      'fail the same way or overwrite another record. Fix them in the file and import it again.',
+  );
 }
 
 function button(text, onclick, kind) {

@@ -140,17 +140,54 @@ describe('console: an import', () => {
     const results = await harness.pipeline.results(importId);
     expect(results.map((result) => result.status)).toEqual(['succeeded', 'failed', 'succeeded']);
 
-    // retry the failed row from the import's page: a new import that names the first
+    // the failed row is invalid: a retry would fail it again, so the page offers none and says why
     await firstRow.getByRole('link', { name: importId }).click();
+    await eventually(() => page.locator('.left-out').textContent()).toContain(
+      '1 failed record is left out of a retry (1 PORTER_ROW_INVALID)',
+    );
+    expect(await page.getByRole('button', { name: /^Retry/ }).count()).toBe(0);
+  });
+
+  it('retries from the page only the records a retry can mend, and says what it left out', async () => {
+    // row 2 names a group that does not exist yet; row 3 repeats row 1's username
+    const { info } = await harness.pipeline.run(
+      csv(
+        ['username', 'email', 'groups'],
+        [
+          ['page.retry.ann', 'ann@example.com', ''],
+          ['page.retry.bob', 'bob@example.com', 'Later Group'],
+          ['page.retry.ann', 'other@example.com', ''],
+        ],
+      ),
+      { resource: 'users', mode: 'upsert' },
+    );
+    const importId = info.id;
+    const client = harness.pipeline.context.createAdminClient();
+    await client.postGroups([{ name: 'Later Group' }]);
+    await client.close();
+
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/${encodeURIComponent(importId)}`);
+    await eventually(() => page.locator('.left-out').textContent()).toContain(
+      '1 failed record is left out of a retry (1 PORTER_ROW_INVALID)',
+    );
     await page.getByRole('button', { name: 'Retry 1 failed' }).click();
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(importId)));
     await page.getByRole('link', { name: importId }).waitFor();
     await page
       .locator('.summary')
-      .getByText('completed with errors', { exact: true })
+      .getByText('completed', { exact: true })
       .waitFor({ timeout: 60_000 });
     const retryId = decodeURIComponent(page.url().split('#/imports/')[1]!);
-    expect((await harness.pipeline.context.store.get(retryId))?.retryOf).toBe(importId);
+    expect(await harness.pipeline.context.store.get(retryId)).toMatchObject({
+      retryOf: importId,
+      total: 1,
+    });
+    expect(harness.pipeline.sandbox.store.userByName('page.retry.ann')).toMatchObject({
+      email: 'ann@example.com',
+    });
+    expect(harness.problems).toEqual([]);
   });
 
   it('a dry run shows its plan with field changes and is applied from the page', async () => {

@@ -223,25 +223,62 @@ describe('producer HTTP API', () => {
     expect(await again.json()).toMatchObject({ error: { code: 'PORTER_CONFLICT' } });
   });
 
-  it('POST /v1/imports/:id/retry starts a new import of the records that did not succeed', async () => {
+  it('POST /v1/imports/:id/retry starts a new import of the records a retry can mend, and counts the others', async () => {
     const response = await fetch(`${baseUrl}/v1/imports?resource=users&mode=create`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'text/csv' },
-      body: 'username,email\napi.retry,r@example.com\n,missing@example.com\n',
+      body: 'username,email,groups\napi.retry,r@example.com,API Later\n,missing@example.com,\n',
     });
     const created = (await response.json()) as { id: string };
     await pipeline.waitFinal(created.id);
+    const client = pipeline.context.createAdminClient();
+    await client.postGroups([{ name: 'API Later' }]);
+    await client.close();
+
+    // what a retry would send, and what it leaves out: the row with no username fails again
+    const preview = await fetch(`${baseUrl}/v1/imports/${created.id}/retry?status=failed`, {
+      headers: auth,
+    });
+    expect(await preview.json()).toEqual({
+      retryable: 1,
+      leftOut: { total: 1, byCode: { PORTER_ROW_INVALID: 1 } },
+    });
     const retry = await fetch(`${baseUrl}/v1/imports/${created.id}/retry?status=failed`, {
       method: 'POST',
       headers: auth,
     });
     expect(retry.status).toBe(202);
     const retried = (await retry.json()) as { id: string; retryOf: string; total: number };
-    expect(retried).toMatchObject({ retryOf: created.id, total: 1 });
+    expect(retried).toMatchObject({
+      retryOf: created.id,
+      total: 1,
+      leftOut: { total: 1, byCode: { PORTER_ROW_INVALID: 1 } },
+    });
+    await pipeline.waitFinal(retried.id);
     const results = await pipeline.results(retried.id);
     expect(results).toEqual([
-      expect.objectContaining({ sourceRow: 2, status: 'failed', field: 'username' }),
+      expect.objectContaining({ sourceRow: 1, key: 'api.retry', status: 'succeeded' }),
     ]);
+
+    // nothing a retry can mend: refused, with the reason
+    const invalidOnly = await fetch(`${baseUrl}/v1/imports?resource=users&mode=create`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'text/csv' },
+      body: 'username,email\n,missing@example.com\n',
+    });
+    const invalid = (await invalidOnly.json()) as { id: string };
+    await pipeline.waitFinal(invalid.id);
+    const again = await fetch(`${baseUrl}/v1/imports/${invalid.id}/retry`, {
+      method: 'POST',
+      headers: auth,
+    });
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({
+      error: {
+        code: 'PORTER_INPUT_EMPTY',
+        message: expect.stringContaining('1 PORTER_ROW_INVALID'),
+      },
+    });
   });
 
   it('serves an OpenAPI document describing the routes', async () => {

@@ -35,7 +35,7 @@ describe('porter retry', () => {
     ]);
 
     await client.postGroups([{ name: 'Later Team' }]);
-    const retry = await retryImport(pipeline.context, first.info.id);
+    const { import: retry } = await retryImport(pipeline.context, first.info.id);
     expect(retry).toMatchObject({ retryOf: first.info.id, total: 2 });
     const final = await pipeline.waitFinal(retry.id);
     expect(final.state).toBe('completed');
@@ -65,7 +65,7 @@ describe('porter retry', () => {
     await client.postUsers([{ username: 'retry.other' }]); // someone else's, not sent by porter
     await client.close();
 
-    const retry = await retryImport(pipeline.context, first.info.id);
+    const { import: retry } = await retryImport(pipeline.context, first.info.id);
     await pipeline.waitFinal(retry.id);
     const results = await pipeline.results(retry.id);
     expect(results.map((r) => [r.key, r.status, r.errorCode])).toEqual([

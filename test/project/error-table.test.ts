@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, isErrorCode } from '../../src/errors/codes.js';
 import { PorterError } from '../../src/errors/porter-error.js';
+import { RETRYABLE_CODES } from '../../src/errors/retryable.js';
 
 describe('the error table', () => {
   it('every code has an HTTP status, an exit code, a kind and a summary', () => {
@@ -46,5 +47,13 @@ describe('the error table', () => {
       ]);
       expect(kind, code).toContain(entry.kind);
     }
+  });
+
+  it('docs/failures.md lists exactly the codes a retry sends again', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const page = await readFile('docs/failures.md', 'utf8');
+    const section = page.split('### What a retry sends')[1]!.split('Every other failure')[0]!;
+    const listed = [...section.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]);
+    expect(new Set(listed)).toEqual(new Set(RETRYABLE_CODES));
   });
 });

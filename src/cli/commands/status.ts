@@ -6,6 +6,7 @@ import {
   requireImport,
   resumeImport,
   retryImport,
+  leftOutText,
   applyImport,
   writeReport,
   type ReportFormat,
@@ -147,7 +148,9 @@ export function registerStatusCommands(program: Command): void {
 
   program
     .command('retry')
-    .description('Start a new import of the records of an ended import that did not succeed')
+    .description(
+      'Start a new import of the records of an ended import that did not succeed and that a retry can mend (never a validation failure, duplicate, look-alike, admin guard or stale plan)',
+    )
     .argument('<id>', 'import id')
     .option('--status <list>', 'statuses to retry', listOf('--status', RESULT_STATUSES), [
       'failed',
@@ -156,9 +159,13 @@ export function registerStatusCommands(program: Command): void {
     .option('--wait', 'follow the new import until it ends, then summarize')
     .action(async (id: string, options: { status: ResultStatus[]; wait?: boolean }) => {
       await withContext(async (context) => {
-        const info = await retryImport(context, id, options.status, (created) =>
-          console.log(created.id),
+        const { import: info, leftOut } = await retryImport(
+          context,
+          id,
+          options.status,
+          (created) => console.log(created.id),
         );
+        if (leftOut.total > 0) console.error(leftOutText(id, leftOut));
         if (!options.wait) {
           console.error(
             `queued: ${info.total} records of ${id}; follow with: porter status ${info.id}`,

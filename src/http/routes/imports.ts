@@ -9,6 +9,7 @@ import {
   requireImport,
   resumeImport,
   retryImport,
+  selectForRetry,
   applyImport,
   approveImport,
   startImport,
@@ -76,6 +77,20 @@ export const importSchema = {
       },
     },
   },
+} as const;
+
+const leftOutSchema = {
+  type: 'object',
+  description: 'failed records left out because a retry cannot mend them, by error code',
+  properties: {
+    total: { type: 'integer' },
+    byCode: { type: 'object', additionalProperties: { type: 'integer' } },
+  },
+} as const;
+
+const retrySelectionSchema = {
+  type: 'object',
+  properties: { retryable: { type: 'integer' }, leftOut: leftOutSchema },
 } as const;
 
 export function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {
@@ -270,21 +285,43 @@ export async function importRoutes(
     },
   );
 
+  app.get<{ Params: { id: string }; Querystring: { status?: string } }>(
+    '/v1/imports/:id/retry',
+    {
+      schema: {
+        summary:
+          'What a retry would send (unprocessed records and failures a retry can mend) and what it would leave out, by error code',
+        params: idParams,
+        querystring: { type: 'object', properties: { status: { type: 'string' } } },
+        response: { 200: retrySelectionSchema },
+      },
+    },
+    async (request) => {
+      const statuses = parseStatuses(request.query.status) ?? ['failed', 'unprocessed'];
+      return selectForRetry(context, request.params.id, statuses);
+    },
+  );
+
   app.post<{ Params: { id: string }; Querystring: { status?: string } }>(
     '/v1/imports/:id/retry',
     {
       schema: {
         summary:
-          'Start a new import of the records that did not succeed (default status: failed,unprocessed)',
+          'Start a new import of the records that did not succeed and that a retry can mend (default status: failed,unprocessed); `leftOut` counts the others by error code',
         params: idParams,
         querystring: { type: 'object', properties: { status: { type: 'string' } } },
-        response: { 202: importSchema },
+        response: {
+          202: {
+            ...importSchema,
+            properties: { ...importSchema.properties, leftOut: leftOutSchema },
+          },
+        },
       },
     },
     async (request, reply) => {
       const statuses = parseStatuses(request.query.status) ?? ['failed', 'unprocessed'];
-      const info = await retryImport(context, request.params.id, statuses);
-      return reply.status(202).send(withLinks(info));
+      const started = await retryImport(context, request.params.id, statuses);
+      return reply.status(202).send({ ...withLinks(started.import), leftOut: started.leftOut });
     },
   );
 }
