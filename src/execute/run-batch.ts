@@ -26,6 +26,7 @@ import type { Redis } from 'ioredis';
 import type { DirectoryView } from '../plan/directory-view.js';
 import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
 import { snapshotKeys } from '../snapshot/snapshot-keys.js';
+import { checksLookalikes } from '../snapshot/lookup-mode.js';
 import { syncRules } from '../sync/sync-rules.js';
 import type { PorterMetrics } from '../metrics/metrics.js';
 import { planUndoBatch } from '../plan/plan-undo.js';
@@ -202,7 +203,18 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   // a held sync plans only, as a dry run does: nothing is written until it is approved
   const dryRun = info.options.dryRun === true || info.sync?.held === true;
   const syncOptions = mode === 'sync' ? info.options.sync : undefined;
+  // read record by record, a create is compared with the look-alikes the preparation's scan of
+  // every server key found
+  const lookalikes = deps.directory;
   const lookup = new RecordLookup({
+    lookalikeOf:
+      info.lookup?.mode === 'each' && lookalikes && checksLookalikes(info.options)
+        ? async (key) =>
+            (await lookalikes.redis.hget(
+              snapshotKeys(lookalikes.prefix, ref.importId).lookalikes,
+              key,
+            )) ?? undefined
+        : undefined,
     client: deps.client,
     retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
     signal: deps.signal,

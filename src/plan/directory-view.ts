@@ -17,7 +17,7 @@ export interface DirectoryView {
   aclById(id: string): Promise<AclRecord | undefined>;
   /** The ACL with this name in the group, or undefined. */
   aclByName(groupId: number, name: string): Promise<AclRecord | undefined>;
-  /** A key on the server that looks like this one and is not it (snapshot only). */
+  /** A key on the server that looks like this one and is not it. */
   lookalikeOf?(key: string): Promise<string | undefined>;
   /** Reads ahead, in one round trip, what planning these records will ask for. */
   prefetch?(records: readonly Record<string, unknown>[]): Promise<void>;

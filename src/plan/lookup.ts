@@ -20,6 +20,11 @@ export interface LookupOptions {
    * breaker; it may throw to stop the reads (the import was paused).
    */
   onOutcome?: (failed: boolean, startedAt: number) => Promise<void> | void;
+  /**
+   * The server key that looks like this one, from the scan of every server key made when the
+   * import was prepared (the interface reads one exact key at a time).
+   */
+  lookalikeOf?: (key: string) => Promise<string | undefined>;
 }
 
 /** Looks records up one key at a time (the interface has no multi-key read). */
@@ -32,6 +37,10 @@ export class RecordLookup implements DirectoryView {
 
   /** Reads calls made, for the batch's statistics. */
   reads = 0;
+
+  lookalikeOf(key: string): Promise<string | undefined> {
+    return this.options.lookalikeOf?.(key) ?? Promise.resolve(undefined);
+  }
 
   /** The user with this username; `fresh` skips what this batch read before. */
   user(username: string, fresh = false): Promise<UserRecord | undefined> {

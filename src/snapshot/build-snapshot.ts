@@ -122,17 +122,9 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
         pipeline.hset(keys.records, names[index]!, encodeCompact(resource, record));
         kept++;
       });
-      const lookalikeOf = new Map<number, string>();
-      if (options.uploadLookalikes) {
-        const claimed = await redis.hmget(options.uploadLookalikes, ...names.map(lookalikeKey));
-        claimed.forEach((claim, index) => {
-          if (claim === null) return;
-          const uploadKey = claim.slice(claim.indexOf(':') + 1);
-          if (uploadKey === names[index]) return;
-          pipeline.hset(keys.lookalikes, uploadKey, names[index]!);
-          lookalikeOf.set(index, uploadKey);
-        });
-      }
+      const lookalikeOf = options.uploadLookalikes
+        ? await noteLookalikes(redis, pipeline, options.uploadLookalikes, keys.lookalikes, names)
+        : new Map<number, string>();
       if (sync) {
         const absent: string[] = [];
         chunk.forEach((record, index) => {
@@ -159,6 +151,61 @@ export async function buildSnapshot(options: BuildSnapshotOptions): Promise<Snap
   await expiry.exec();
   const summary: SnapshotSummary = { takenAt, records, kept, durationMs: Date.now() - started };
   return sync ? { ...summary, inScope, missing } : summary;
+}
+
+/**
+ * Notes, for each server key whose look-alike form an upload key has and that is not that key,
+ * the upload key → the server key in `lookalikes`; returns them by the server key's index.
+ */
+async function noteLookalikes(
+  redis: Redis,
+  pipeline: ChainableCommander,
+  uploadLookalikes: string,
+  lookalikes: string,
+  names: string[],
+): Promise<Map<number, string>> {
+  const lookalikeOf = new Map<number, string>();
+  const claimed = await redis.hmget(uploadLookalikes, ...names.map(lookalikeKey));
+  claimed.forEach((claim, index) => {
+    if (claim === null) return;
+    const uploadKey = claim.slice(claim.indexOf(':') + 1);
+    if (uploadKey === names[index]) return;
+    pipeline.hset(lookalikes, uploadKey, names[index]!);
+    lookalikeOf.set(index, uploadKey);
+  });
+  return lookalikeOf;
+}
+
+export interface ScanLookalikesOptions {
+  redis: Redis;
+  client: AdminClient;
+  resource: 'users' | 'groups';
+  /** Hash of the upload's look-alike key forms, as for a snapshot. */
+  uploadLookalikes: string;
+  /** Where the matches go: upload key → server key (the snapshot's `lookalikes` hash). */
+  lookalikes: string;
+  ttlSeconds: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * For an import that reads record by record: every key on the server is compared with the
+ * upload's look-alike forms as it streams in, and only the matches are kept, so the look-alike
+ * check holds in every lookup mode while Redis holds no more than the matches. Returns the
+ * number of server records read.
+ */
+export async function scanLookalikes(options: ScanLookalikesOptions): Promise<number> {
+  const { redis, resource } = options;
+  await redis.unlink(options.lookalikes);
+  let records = 0;
+  const keyField = resource === 'users' ? 'username' : 'name';
+  await streamInChunks(options, resource, async (chunk, pipeline) => {
+    records += chunk.length;
+    const names = chunk.map((record) => String(record[keyField] ?? ''));
+    await noteLookalikes(redis, pipeline, options.uploadLookalikes, options.lookalikes, names);
+  });
+  await redis.expire(options.lookalikes, options.ttlSeconds);
+  return records;
 }
 
 /** Adds records to a name → id and an id → name hash (groups by name, users by username). */
@@ -201,7 +248,7 @@ const indexUsers = (
 
 /** Streams every record of a resource, handing them on in chunks with a pipeline to fill. */
 async function streamInChunks(
-  options: BuildSnapshotOptions,
+  options: Pick<BuildSnapshotOptions, 'redis' | 'client' | 'signal'>,
   resource: ResourceName,
   handle: (chunk: Record<string, unknown>[], pipeline: ChainableCommander) => Promise<void>,
 ): Promise<void> {

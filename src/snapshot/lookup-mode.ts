@@ -1,6 +1,6 @@
 /** How an import learns what the server holds: one bulk read, or one read per record. */
 
-import type { LookupInfo, LookupMode } from '../model/import.js';
+import type { ImportOptions, LookupInfo, LookupMode } from '../model/import.js';
 
 export type { LookupInfo, LookupMode };
 
@@ -12,8 +12,8 @@ export const EACH_BELOW_SHARE = 0.01;
 
 /**
  * The `auto` rule; `directorySize` is what the last snapshot of the target found, if any;
- * `lookalikes` says the import refuses keys that look like a server key, which only a snapshot
- * can compare.
+ * `lookalikes` says the import refuses keys that look like a server key: every server key is
+ * read to compare anyway, so `auto` takes the snapshot that read gives.
  */
 export function chooseLookup(
   requested: LookupMode,
@@ -22,10 +22,7 @@ export function chooseLookup(
   lookalikes = false,
 ): Pick<LookupInfo, 'mode' | 'why'> {
   if (requested === 'snapshot') return { mode: 'snapshot', why: 'asked for' };
-  if (requested === 'each') {
-    const unseen = lookalikes ? '; look-alikes of server keys are not checked' : '';
-    return { mode: 'each', why: `asked for${unseen}` };
-  }
+  if (requested === 'each') return { mode: 'each', why: 'asked for' };
   if (lookalikes) {
     return { mode: 'snapshot', why: 'new keys are compared with every key on the server' };
   }
@@ -42,4 +39,17 @@ export function chooseLookup(
     mode: 'snapshot',
     why: `${records} records against a directory of ${directorySize}: 1% or more`,
   };
+}
+
+/**
+ * Whether the import refuses keys that look like a key on the server: one it may create (a
+ * user or group), unless look-alikes are allowed. Every key on the server is compared: by the
+ * snapshot, or for an import read record by record by a scan of the keys alone.
+ */
+export function checksLookalikes(options: ImportOptions): boolean {
+  return (
+    options.resource !== 'acls' &&
+    (options.mode === 'create' || options.mode === 'upsert' || options.mode === 'sync') &&
+    options.allowLookalike !== true
+  );
 }

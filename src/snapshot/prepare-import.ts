@@ -10,12 +10,13 @@ import { AdminError } from '../admin/errors.js';
 import type { BatchRef } from '../execute/run-batch.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
-import { FINAL_IMPORT_STATES, type ImportOptions } from '../model/import.js';
+import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import { prepareSync } from '../sync/prepare-sync.js';
-import { buildSnapshot } from './build-snapshot.js';
-import { chooseLookup, type LookupInfo } from './lookup-mode.js';
+import { buildSnapshot, scanLookalikes } from './build-snapshot.js';
+import { PorterError } from '../errors/porter-error.js';
+import { checksLookalikes, chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
 
 export interface PrepareDeps {
@@ -54,13 +55,22 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
   const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
   const knownSize = await redis.get(sizeKey);
   const requested = info.options.lookup ?? 'auto';
+  const lookalikes = checksLookalikes(info.options);
   const choice = chooseLookup(
     requested,
     staged,
     knownSize === null ? undefined : Number(knownSize),
+    lookalikes,
   );
   let lookup: LookupInfo = { ...choice, requested };
   const keysKept = resource === 'acls' || (await redis.exists(store.uploadKeysKey(importId))) === 1;
+  if (lookalikes && staged > 0 && !keysKept) {
+    // without the upload's keys no server key can be compared with them: nothing is sent
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      "the upload's keys expired before a worker prepared the import, so look-alikes of server keys cannot be checked; run porter retry ID",
+    );
+  }
   if (choice.mode === 'snapshot' && staged > 0 && !keysKept) {
     // the upload's keys expired before a worker came (a day): without them a snapshot cannot
     // tell which records the upload names
@@ -76,9 +86,7 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
             keys: snapshotKeys(store.prefix, importId),
             resource,
             uploadKeys: store.uploadKeysKey(importId),
-            uploadLookalikes: checksLookalikes(info.options)
-              ? store.uploadLookalikesKey(importId)
-              : undefined,
+            uploadLookalikes: lookalikes ? store.uploadLookalikesKey(importId) : undefined,
             needs: {
               groupIndex: resource !== 'groups',
               userIndex,
@@ -95,6 +103,9 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
       await redis.set(sizeKey, summary.records, 'EX', DIRECTORY_SIZE_TTL_SECONDS);
     } catch (error) {
       if (deps.signal?.aborted) throw error;
+      // look-alikes can only be compared with every key: without them nothing may be created,
+      // so the preparation fails (retried, then its records are unprocessed)
+      if (lookalikes) throw error;
       // a server that will not be read in bulk can still be read record by record; the batches
       // meet whatever else is wrong and report it per record
       const reason = error instanceof AdminError ? recordErrorMessage(error) : String(error);
@@ -105,21 +116,29 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
       };
     }
   }
+  if (lookup.mode === 'each' && lookalikes && staged > 0) {
+    const records = await withReadRetry(
+      () =>
+        scanLookalikes({
+          redis,
+          client: deps.client,
+          resource: resource as 'users' | 'groups',
+          uploadLookalikes: store.uploadLookalikesKey(importId),
+          lookalikes: snapshotKeys(store.prefix, importId).lookalikes,
+          ttlSeconds: store.ttlSeconds,
+          signal: deps.signal,
+        }),
+      deps.retry,
+      { signal: deps.signal },
+    );
+    lookup = {
+      ...lookup,
+      why: `${lookup.why}; look-alikes compared with ${records} keys on the server`,
+    };
+  }
   await store.setLookup(importId, lookup);
   await redis.unlink(store.uploadKeysKey(importId), store.uploadLookalikesKey(importId));
   return [...batchRefs(importId, staged, info.options.batchSize)];
-}
-
-/**
- * Whether the import refuses keys that look like a key on the server: one it may create (a
- * user or group), unless look-alikes are allowed. Only a snapshot sees every key to compare.
- */
-export function checksLookalikes(options: ImportOptions): boolean {
-  return (
-    options.resource !== 'acls' &&
-    (options.mode === 'create' || options.mode === 'upsert' || options.mode === 'sync') &&
-    options.allowLookalike !== true
-  );
 }
 
 /** Whether any staged record carries this field (groups uploads are small: read them all). */
