@@ -3,7 +3,7 @@
  * interface's known quirks taken out, and its references kept as ids of its own instance (the
  * comparison turns them into names). Plain functions.
  *
- * The quirks, none of which is a difference:
+ * The quirks, none of which is a difference (src/admin/read-back.ts knows them):
  * - a user's `position` always reads back "", and `primaryGroup` is never returned;
  * - a group's `loadingDockType` out of range reads back 1 (the range taken is 0–3);
  * - an ACL's `workspaces` are filled by the server (and name workspaces of one instance);
@@ -11,14 +11,15 @@
  * - a string field left out reads the same as "".
  */
 import type { ResourceName } from '../admin/resources.js';
+import {
+  LOADING_DOCK_TYPE_FALLBACK,
+  LOADING_DOCK_TYPE_RANGE,
+  NEVER_READ_BACK,
+} from '../admin/read-back.js';
 
-/** The range of loadingDockType kept as sent; other values read back as 1. */
-export const LOADING_DOCK_TYPE_RANGE = [0, 3] as const;
-const LOADING_DOCK_TYPE_FALLBACK = 1;
-
-/** Fields never compared, per resource. */
+/** Fields never compared, per resource: ids, and what the interface never reads back. */
 export const IGNORED_FIELDS: { readonly [R in ResourceName]: ReadonlySet<string> } = {
-  users: new Set(['userId', 'position', 'primaryGroup']),
+  users: new Set(['userId', ...NEVER_READ_BACK.users]),
   groups: new Set(['id', 'acls']),
   acls: new Set(['id', 'workspaces']),
 };

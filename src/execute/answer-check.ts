@@ -6,6 +6,7 @@
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { mergeRecord } from '../plan/merge.js';
+import { readsBackOtherwise } from '../admin/read-back.js';
 import { matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
 
 type AdminRecord = Record<string, unknown>;
@@ -13,17 +14,6 @@ type AdminRecord = Record<string, unknown>;
 /** What answer checking decides of one op; the batch adds row, key, action and attempts. */
 export type AnswerVerdict = Pick<DecidedResult, 'status'> &
   Partial<Pick<DecidedResult, 'id' | 'errorCode' | 'error' | 'changed' | 'changes' | 'warnings'>>;
-
-/**
- * Fields the interface accepts but never reads back as written (spec 2.1 to 2.3): `position`
- * comes back "", `primaryGroup` never, `loadingDockType` may differ, and an ACL sent with no
- * workspaces gets one from the server.
- */
-export function readsBackOtherwise(resource: ResourceName, field: string, sent: unknown): boolean {
-  if (resource === 'users') return field === 'position' || field === 'primaryGroup';
-  if (resource === 'groups') return field === 'loadingDockType';
-  return field === 'workspaces' && Array.isArray(sent) && sent.length === 0;
-}
 
 /**
  * The answer record confirming each op. An op is matched by its id (updates, deletes) or its key

@@ -1,13 +1,16 @@
 /**
  * PUT overwrites a whole record, so an update reads the current record and lays the
- * upload's fields over it: a field the upload does not carry is never erased.
+ * upload's fields over it: a field the upload does not carry is never erased. A field the
+ * interface never reads back as written (src/admin/read-back.ts) is not a change: an unchanged
+ * file plans nothing, however often it is imported.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { writeShowsNoChange } from '../admin/read-back.js';
 import type { FieldChange } from '../model/import.js';
 
 export interface MergeResult {
   payload: Record<string, unknown>;
-  /** Upload fields whose value differs from the current record. */
+  /** Upload fields whose value differs from the current record, as the interface reads it. */
   changed: string[];
   /** The same fields with their value before (absent when the record had none) and after. */
   changes: FieldChange[];
@@ -28,7 +31,11 @@ export function mergeRecord(
   const changes: FieldChange[] = [];
   for (const [field, value] of Object.entries(upload)) {
     if (value === undefined || field === descriptor.idField) continue;
-    if (!sameValue(current[field], value)) {
+    // a field the interface never shows as written is written along, never counted a change
+    if (
+      !sameValue(current[field], value) &&
+      !writeShowsNoChange(resource, field, current[field], value)
+    ) {
       changed.push(field);
       changes.push({ field, from: current[field], to: value });
     }

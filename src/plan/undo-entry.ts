@@ -4,7 +4,7 @@
  * fingerprint of what it wrote, which tells an undo whether the record changed since.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
-import { readsBackOtherwise } from '../execute/answer-check.js';
+import { readsBackOtherwise } from '../admin/read-back.js';
 import type { RecordResult } from '../model/import.js';
 import { decodeCompact, encodeCompact } from '../snapshot/record-codec.js';
 import { ABSENT, fingerprint } from './fingerprint.js';
