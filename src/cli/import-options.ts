@@ -1,7 +1,8 @@
 /**
- * The import options of commands that start imports of files they find later (`porter watch`,
- * `porter schedule add --import`): declared once, checked once before anything is stored.
- * The modes are read from the same list the import command reads.
+ * The import options, declared once for every command that starts an import (`porter import`,
+ * `porter sync`, `porter watch`, `porter schedule add --import`), the sync's rails among them,
+ * and checked once before anything is stored. The HTTP API takes the same options as fields
+ * (src/http/import-request.ts); a test holds the two lists together.
  */
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
@@ -16,9 +17,16 @@ import {
 } from '../model/import.js';
 import { failureLimitText, oneOf, positiveInteger } from './options.js';
 import { readJsonFile } from './paths.js';
+import { checkSyncOptions } from '../sync/sync-options.js';
+import {
+  addSyncOptions,
+  hasSyncOptions,
+  syncOptionsFromCli,
+  type SyncCommandOptions,
+} from './sync.js';
 
 /** The options as commander hands them over. */
-export interface ImportOptionValues {
+export interface ImportOptionValues extends SyncCommandOptions {
   mode?: ImportMode;
   batchSize: number;
   map?: string;
@@ -81,10 +89,12 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
       oneOf('--lookup', LOOKUP_MODES),
     );
   }
-  return command.option(
+  command.option(
     '--dry-run',
     offered.dryRun ?? 'plan only: nothing is written (then: porter apply ID)',
   );
+  // the sync's rails: every command that may run a sync takes them
+  return addSyncOptions(command);
 }
 
 /** `--report FILE`, `--force` and `--format` of a command that follows its import to the end. */
@@ -102,7 +112,8 @@ export function addReportOptions(command: Command, reportText: string): Command 
 
 /**
  * The import options of a command line, checked as the import would check them (mapping file
- * read, delimiter, mode for the resource); throws a PorterError before anything is stored.
+ * read, delimiter, mode for the resource, the sync's options with its --protect file read);
+ * throws a PorterError before anything is stored.
  */
 export async function importOptionsFrom(
   resource: ResourceName,
@@ -122,6 +133,12 @@ export async function importOptionsFrom(
     listSeparator: values.listSeparator,
     mapping,
   });
+  if (values.mode !== 'sync' && hasSyncOptions(values)) {
+    throw new PorterError('PORTER_USAGE', 'the sync options go with --mode sync');
+  }
+  // a --protect file is read now: a schedule or a watch keeps the keys it held when added
+  const sync = values.mode === 'sync' ? await syncOptionsFromCli(values) : undefined;
+  if (sync) checkSyncOptions(resource, sync);
   return {
     resource,
     mode: values.mode,
@@ -135,5 +152,6 @@ export async function importOptionsFrom(
     lookup: values.lookup,
     dryRun: values.dryRun === true,
     mapping,
+    sync,
   };
 }

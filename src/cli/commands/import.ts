@@ -16,16 +16,9 @@ import {
   type ImportOptionValues,
 } from '../import-options.js';
 import { withContext } from '../with-context.js';
-import { checkSyncOptions } from '../../sync/sync-options.js';
-import {
-  addSyncOptions,
-  describeSync,
-  hasSyncOptions,
-  syncOptionsFromCli,
-  type SyncCommandOptions,
-} from '../sync.js';
+import { describeSync } from '../sync.js';
 
-export interface ImportCommandOptions extends ImportOptionValues, SyncCommandOptions {
+export interface ImportCommandOptions extends ImportOptionValues {
   resource: ResourceName;
   mode: ImportMode;
   wait?: boolean;
@@ -68,29 +61,23 @@ export function registerImportCommand(program: Command): void {
       'users, groups or acls',
       oneOf('--resource', RESOURCE_NAMES),
     );
-  const command = addReportOptions(
+  addReportOptions(
     addImportOptions(base).option('--wait', 'follow the import until it ends, then summarize'),
     'with --wait: write the per-record report to this file',
   ).action((file: string, options: ImportCommandOptions) => runImport(file, options));
-  addSyncOptions(command);
 }
 
 /** Submits a file as an import and, with `wait`, follows it and sets the exit code. */
 export async function runImport(file: string, options: ImportCommandOptions): Promise<void> {
   // every option and path is checked before an import is stored
   const { mapping, ...importOptions } = await checkImportArguments(file, options);
-  if (options.mode !== 'sync' && hasSyncOptions(options)) {
-    throw new PorterError('PORTER_USAGE', 'the sync options go with --mode sync');
-  }
-  const sync = options.mode === 'sync' ? await syncOptionsFromCli(options) : undefined;
-  if (sync) checkSyncOptions(options.resource, sync);
   const source = file === '-' ? process.stdin : createReadStream(file);
   await withContext(async (context) => {
     let exists = false;
     const info = await startImport(
       context,
       {
-        options: { ...importOptions, sync },
+        options: importOptions,
         source,
         fileName: file === '-' ? undefined : basename(file),
         mapping,

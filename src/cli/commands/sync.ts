@@ -4,7 +4,7 @@ import { approveImport } from '../../app/imports.js';
 import { addImportOptions, addReportOptions } from '../import-options.js';
 import { oneOf } from '../options.js';
 import { describeActions, followImport, summarize } from '../progress.js';
-import { addSyncOptions, describeSync } from '../sync.js';
+import { describeSync } from '../sync.js';
 import { withContext } from '../with-context.js';
 import { importExitCode, runImport, type ImportCommandOptions } from './import.js';
 
@@ -39,7 +39,6 @@ export function registerSyncCommands(program: Command): void {
   ).action((file: string, options: SyncCommandLine) =>
     runImport(file, { ...options, mode: 'sync', lookup: undefined }),
   );
-  addSyncOptions(command);
 
   program
     .command('approve')
