@@ -55,7 +55,8 @@ export async function prepareImport(importId: string, deps: PrepareDeps): Promis
   const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
   const knownSize = await redis.get(sizeKey);
   const requested = info.options.lookup ?? 'auto';
-  const lookalikes = checksLookalikes(info.options);
+  // an undo puts back what was there: it creates no key of its own to compare
+  const lookalikes = checksLookalikes(info.options) && info.undoOf === undefined;
   const choice = chooseLookup(
     requested,
     staged,
