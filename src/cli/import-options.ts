@@ -14,11 +14,12 @@ import {
   type ImportOptions,
   type LookupMode,
 } from '../model/import.js';
-import { failureLimitText, oneOf, positiveInteger } from './options.js';
+import { addTargetOption, failureLimitText, oneOf, positiveInteger } from './options.js';
 import { readJsonFile } from './paths.js';
 
 /** The options as commander hands them over. */
 export interface ImportOptionValues {
+  target?: string;
   mode?: ImportMode;
   batchSize: number;
   map?: string;
@@ -54,6 +55,7 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   } else if (offered.mode === 'optional') {
     command.option('--mode <mode>', `import mode: ${modeText}`, mode);
   }
+  addTargetOption(command, 'the target (named admin server) the import writes to');
   command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
     .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
@@ -123,6 +125,7 @@ export async function importOptionsFrom(
     mapping,
   });
   return {
+    ...(values.target !== undefined ? { target: values.target } : {}),
     resource,
     mode: values.mode,
     batchSize: values.batchSize,

@@ -141,6 +141,8 @@ export async function startStage(
   const info = await deps.startImport(
     {
       options: {
+        target: options.target,
+        targetFingerprint: options.targetFingerprint,
         resource,
         mode: stage === 'memberships' ? 'update' : options.mode,
         batchSize: options.batchSize,
