@@ -30,7 +30,7 @@ export function boundToTarget(context: PorterContext, options: ImportOptions): I
 }
 
 /** Receives an upload and queues it; `onCreated` fires with the id before the upload is read. */
-export function startImport(
+export async function startImport(
   context: PorterContext,
   request: SubmitImportRequest,
   onCreated?: (info: ImportInfo) => void,

@@ -17,6 +17,8 @@ export interface ExportRequest {
   /** The target read, and its fingerprint when the export was asked for (see ImportOptions). */
   target?: string;
   targetFingerprint?: string;
+  /** Where the target pointed then, credentials left out. */
+  targetUrl?: string;
   resource: ExportResource;
   format: ExportFormat;
   /** Absolute directory the run directory is made in (for a schedule: its parent). */

@@ -143,6 +143,7 @@ export async function startStage(
       options: {
         target: options.target,
         targetFingerprint: options.targetFingerprint,
+        targetUrl: options.targetUrl,
         resource,
         mode: stage === 'memberships' ? 'update' : options.mode,
         batchSize: options.batchSize,

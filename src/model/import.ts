@@ -122,6 +122,8 @@ export interface ImportOptions {
    */
   target?: string;
   targetFingerprint?: string;
+  /** Where the target pointed then, credentials left out. */
+  targetUrl?: string;
   resource: ResourceName;
   mode: ImportMode;
   batchSize: number;

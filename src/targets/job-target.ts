@@ -13,6 +13,8 @@ export interface JobTargetRef {
   target?: string;
   /** The target's fingerprint when the job was submitted. */
   targetFingerprint?: string;
+  /** Where the target pointed when the job was submitted, credentials left out (for people). */
+  targetUrl?: string;
 }
 
 const TARGET_REFUSALS = new Set([
@@ -49,7 +51,7 @@ export function bindTarget(
 ): { target: Target; ref: Required<JobTargetRef> } {
   const target = targets.require(ref.target ?? DEFAULT_TARGET);
   if (ref.targetFingerprint !== undefined && ref.targetFingerprint !== target.fingerprint) {
-    throw changed(target);
+    throw changed(target, ref);
   }
   if (intent.writes && target.readOnly) {
     throw new PorterError(
@@ -58,7 +60,14 @@ export function bindTarget(
       { details: { target: target.name } },
     );
   }
-  return { target, ref: { target: target.name, targetFingerprint: target.fingerprint } };
+  return {
+    target,
+    ref: {
+      target: target.name,
+      targetFingerprint: target.fingerprint,
+      targetUrl: target.summary.url,
+    },
+  };
 }
 
 /**
@@ -69,15 +78,16 @@ export function bindTarget(
 export function jobTarget(targets: TargetSet, ref: JobTargetRef): Target {
   const target = targets.require(ref.target ?? DEFAULT_TARGET);
   if (ref.targetFingerprint !== undefined && ref.targetFingerprint !== target.fingerprint) {
-    throw changed(target);
+    throw changed(target, ref);
   }
   return usableTarget(target);
 }
 
-function changed(target: Target): PorterError {
+function changed(target: Target, ref: JobTargetRef): PorterError {
+  const was = ref.targetUrl === undefined ? '' : ` for ${displayUrl(ref.targetUrl)}`;
   return new PorterError(
     'PORTER_TARGET_CHANGED',
-    `target "${target.name}" is configured here as ${displayUrl(target.summary.url)} with other sign-in or URL than when the job was submitted; nothing was sent (every porter process must read the same targets)`,
+    `target "${target.name}" was submitted${was} but is configured here as ${target.summary.url} (URL or sign-in differ); nothing was sent: every porter process must read the same targets`,
     { details: { target: target.name } },
   );
 }
