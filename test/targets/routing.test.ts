@@ -8,17 +8,19 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPorterContext, type PorterContext } from '../../src/app/context.js';
-import { startImport } from '../../src/app/imports.js';
+import { cancelImport, startImport } from '../../src/app/imports.js';
 import { loadEnv } from '../../src/config/env.js';
 import type { ImportOptions } from '../../src/model/import.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { runPorter } from '../helpers/porter-cli.js';
+import { waitFor } from '../helpers/redis.js';
 
 let pipeline: Pipeline;
 let other: RunningSandbox;
 let third: RunningSandbox;
+let down: RunningSandbox;
 let dir: string;
 let targetsPath: string;
 const producers: PorterContext[] = [];
@@ -71,6 +73,8 @@ const writes = (sandbox: RunningSandbox): number => {
 beforeAll(async () => {
   other = await startSandbox({ port: 0 });
   third = await startSandbox({ port: 0 });
+  // every request answered 503
+  down = await startSandbox({ port: 0, faults: { failRate: 1 } });
   dir = await mkdtemp(join(tmpdir(), 'porter-routing-'));
   targetsPath = join(dir, 'targets.json');
   await writeFile(
@@ -78,9 +82,12 @@ beforeAll(async () => {
     JSON.stringify({
       second: { url: other.url },
       archive: { url: third.url, readOnly: true },
+      down: { url: down.url },
     }),
   );
-  pipeline = await startPipeline({ env: { PORTER_TARGETS_FILE: targetsPath } });
+  pipeline = await startPipeline({
+    env: { PORTER_TARGETS_FILE: targetsPath, PORTER_BREAKER_COOLDOWN_MS: '60000' },
+  });
 });
 
 afterAll(async () => {
@@ -88,6 +95,7 @@ afterAll(async () => {
   await pipeline?.close();
   await other?.close();
   await third?.close();
+  await down?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -260,5 +268,35 @@ describe('a read-only target', () => {
       await client.close();
     }
     expect(writes(third)).toBe(0);
+  });
+});
+
+describe('one target down', () => {
+  it("pauses that target's import only; the other target's import completes", async () => {
+    const stuck = await pipeline.submit(usersCsv('stuck-', 120), {
+      resource: 'users',
+      mode: 'upsert',
+      batchSize: 10,
+      lookup: 'each',
+      target: 'down',
+    });
+    const paused = await waitFor(
+      async () => {
+        const info = await pipeline.context.store.get(stuck.id);
+        return info?.state === 'paused' ? info : undefined;
+      },
+      { what: 'the import on the failing target to pause' },
+    );
+    expect(paused.reason).toMatch(/failed|503/);
+    const healthy = await pipeline.run(usersCsv('healthy-', 60), {
+      resource: 'users',
+      mode: 'create',
+      batchSize: 10,
+      target: 'second',
+    });
+    expect(healthy.info.counts.succeeded).toBe(60);
+    expect((await pipeline.context.store.get(stuck.id))?.state).toBe('paused');
+    expect(down.store.stats.applied.users).toEqual({ created: 0, updated: 0, deleted: 0 });
+    await cancelImport(pipeline.context, stuck.id);
   });
 });
