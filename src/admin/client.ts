@@ -4,6 +4,7 @@
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { multipartBody } from './multipart.js';
+import { PorterError } from '../errors/porter-error.js';
 import { Slots } from '../util/slots.js';
 import {
   AdminBadResponseError,
@@ -98,6 +99,11 @@ export interface AdminClientOptions {
   beforeRequest?: (signal?: AbortSignal) => Promise<void>;
   /** Told of every request once it ended (metrics); must not throw. */
   onCall?: (event: AdminCallEvent) => void;
+  /**
+   * The name of a read-only target: every PUT, POST and DELETE is refused with
+   * PORTER_TARGET_READ_ONLY before anything is sent.
+   */
+  readOnly?: string;
 }
 
 export interface UserQuery {
@@ -334,6 +340,12 @@ export class AdminClient {
       beforeSend?: () => Promise<void>;
     } = {},
   ): Promise<ResourceRecordMap[R][]> {
+    if (this.options.readOnly !== undefined) {
+      throw new PorterError(
+        'PORTER_TARGET_READ_ONLY',
+        `target "${this.options.readOnly}" is read-only: ${method} of ${resource} refused, nothing sent`,
+      );
+    }
     const descriptor = RESOURCES[resource];
     const path = this.pathPrefix + descriptor.path;
     const fields: [string, string][] = [[descriptor.formField, JSON.stringify(records)]];

@@ -5,7 +5,6 @@
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AdminClient } from '../admin/client.js';
-import { adminClientOptionsFromEnv } from '../admin/env-options.js';
 import type { Env } from '../config/env.js';
 import { SendJournal } from '../execute/send-journal.js';
 import { ExportStore } from '../export/export-store.js';
@@ -29,6 +28,8 @@ import { assertRedisAnswers } from '../util/redis.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import type { BatchRef } from '../execute/run-batch.js';
 import { NOOP_METRICS, type PorterMetrics } from '../metrics/metrics.js';
+import { loadTargets, type Target, type TargetSet } from '../targets/targets.js';
+import { usableTarget } from '../targets/job-target.js';
 
 export interface PorterContext {
   readonly env: Env;
@@ -51,18 +52,22 @@ export interface PorterContext {
   /** Import schedules and the runs they make. */
   readonly importScheduleQueue: Queue<ImportScheduleJobData>;
   readonly retryPolicy: RetryPolicy;
-  /** Shared rate cap and 429 back-off of every request to the admin server. */
-  readonly requestGate: RequestGate;
+  /** Every admin server this process may reach, by name (PORTER_TARGETS_FILE, ADMIN_*). */
+  readonly targets: TargetSet;
+  /** The rate cap and 429 back-off shared by every request to one target, across workers. */
+  gateOf(target: Target): RequestGate;
   /** Where the process's parts report their work (admin calls, records, batches). */
   readonly metrics: PorterMetrics;
   enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
   /** Queues an import's preparation (lookup mode, snapshot), which queues its batches. */
   enqueuePrepare(importId: string): Promise<void>;
   /**
-   * A new admin client from the environment (the caller closes it); `connections` caps the
-   * requests it has in flight at once (others wait their turn). @defaultValue 16
+   * A new admin client of a target (the caller closes it), through the target's gate;
+   * `connections` caps the requests it has in flight at once (others wait their turn), and
+   * the target's `maxInFlight` caps it further. A read-only target's client refuses writes.
+   * Throws PORTER_TARGET_UNKNOWN or PORTER_TARGET_UNAVAILABLE. @defaultValue 16, `default`
    */
-  createAdminClient(connections?: number): AdminClient;
+  createAdminClient(connections?: number, target?: Target | string): AdminClient;
   close(): Promise<void>;
 }
 
@@ -72,6 +77,8 @@ export interface ContextOptions {
   checkRedis?: boolean;
   /** Where admin calls, records and batches are reported. @defaultValue metrics that go nowhere */
   metrics?: PorterMetrics;
+  /** The targets, when not read from the environment (`porter dev`). */
+  targets?: TargetSet;
 }
 
 export async function createPorterContext(
@@ -103,7 +110,16 @@ export async function createPorterContext(
     prefix: env.PORTER_PREFIX,
     failedJobTtlSeconds: ttlSeconds,
   });
-  const requestGate = new RequestGate(redis, env.PORTER_PREFIX, env.PORTER_MAX_RPS);
+  const targets = options.targets ?? loadTargets(env);
+  const gates = new Map<string, RequestGate>();
+  const gateOf = (target: Target): RequestGate => {
+    let gate = gates.get(target.name);
+    if (!gate) {
+      gate = new RequestGate(redis, env.PORTER_PREFIX, target.maxRps, target.name);
+      gates.set(target.name, gate);
+    }
+    return gate;
+  };
   const exportStore = new ExportStore({ redis, prefix: env.PORTER_PREFIX, ttlSeconds });
   const exportQueue = createExportQueue({
     connection: bullConnection,
@@ -139,17 +155,25 @@ export async function createPorterContext(
     exportQueue,
     importScheduleQueue,
     retryPolicy,
-    requestGate,
+    targets,
+    gateOf,
     metrics,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
     enqueuePrepare: (importId) => enqueuePrepare(importQueue, importId),
-    createAdminClient: (connections) =>
-      new AdminClient({
-        ...adminClientOptionsFromEnv(env),
-        ...(connections === undefined ? {} : { connections }),
-        beforeRequest: (signal) => requestGate.beforeRequest(signal),
+    createAdminClient: (connections, which) => {
+      const target = usableTarget(
+        typeof which === 'object' ? which : targets.require(which ?? 'default'),
+      );
+      const gate = gateOf(target);
+      const wanted = connections ?? 16;
+      return new AdminClient({
+        ...target.client!,
+        connections: Math.min(wanted, target.maxInFlight ?? wanted),
+        readOnly: target.readOnly ? target.name : undefined,
+        beforeRequest: (signal) => gate.beforeRequest(signal),
         onCall: (event) => metrics.adminCall(event),
-      }),
+      });
+    },
     close: () => {
       closing ??= (async () => {
         await Promise.all([importQueue.close(), exportQueue.close(), importScheduleQueue.close()]);

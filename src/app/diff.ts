@@ -14,9 +14,9 @@ export async function* bundleDiffSource(path: string): DiffSource {
   }
 }
 
-/** The target's records, each resource read with one streamed GET. */
-export async function* liveDiffSource(context: PorterContext): DiffSource {
-  const client = context.createAdminClient(4);
+/** A target's records, each resource read with one streamed GET. */
+export async function* liveDiffSource(context: PorterContext, target = 'default'): DiffSource {
+  const client = context.createAdminClient(4, target);
   try {
     for (const resource of RESOURCE_NAMES) {
       for await (const records of client.streamBatches(resource)) {

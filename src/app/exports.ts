@@ -15,8 +15,10 @@ import {
   FINAL_EXPORT_STATES,
   type ExportFormat,
   type ExportInfo,
+  type ExportRequest,
   type ExportResource,
 } from '../export/export-types.js';
+import { bindTarget } from '../targets/job-target.js';
 import { enqueueExport } from '../queue/export-queue.js';
 import { recordFailedExportJob } from '../queue/export-worker.js';
 import {
@@ -34,6 +36,8 @@ export interface ExportSubmission {
   format: ExportFormat;
   /** Absolute directory the run directory is made in (see cliOutDir, apiOutDir). */
   outDir: string;
+  /** The target read. @defaultValue `default` */
+  target?: string;
 }
 
 export interface ScheduleSubmission extends ExportSubmission {
@@ -69,12 +73,18 @@ export function apiOutDir(context: PorterContext, out?: string): string {
   return dir;
 }
 
+/** The export request checked, bound to its target (known here; its fingerprint recorded). */
+function exportRequestOf(context: PorterContext, submission: ExportSubmission): ExportRequest {
+  const { ref } = bindTarget(context.targets, { target: submission.target }, { writes: false });
+  return { ...ref, ...checkExportRequest(submission) };
+}
+
 /** Checks and queues an ad-hoc export; resolves with its state (`queued`). */
 export async function startExport(
   context: PorterContext,
   submission: ExportSubmission,
 ): Promise<ExportInfo> {
-  const request = checkExportRequest(submission);
+  const request = exportRequestOf(context, submission);
   const id = newExportId();
   const info = await context.exportStore.create({
     id,
@@ -185,7 +195,7 @@ export async function addSchedule(
   const { name, cron, tz, keep, ...request } = submission;
   const info = await upsertSchedule(
     context.exportQueue,
-    { name, cron, tz, keep, request: checkExportRequest(request) },
+    { name, cron, tz, keep, request: exportRequestOf(context, request) },
     ttlSeconds(context),
   );
   // one schedule per name: an import schedule of this name is replaced

@@ -18,7 +18,7 @@ import {
 } from '../queue/import-schedules.js';
 import { checkSchedule } from '../queue/schedules.js';
 import type { PorterContext } from './context.js';
-import { startImport } from './imports.js';
+import { boundToTarget, startImport } from './imports.js';
 
 export interface ImportScheduleSubmission {
   name: string;
@@ -55,9 +55,12 @@ export async function addImportSchedule(
       `the file of a scheduled import must be an absolute path, got ${JSON.stringify(submission.request.file)}`,
     );
   }
+  // the schedule records its target's fingerprint now: a run after the target was configured
+  // otherwise is refused (PORTER_TARGET_CHANGED) rather than sent elsewhere
+  const options = boundToTarget(context, submission.request.options);
   const info = await upsertImportSchedule(
     context.importScheduleQueue,
-    submission,
+    { ...submission, request: { ...submission.request, options } },
     ttlSeconds(context),
   );
   await context.exportQueue.removeJobScheduler(submission.name);

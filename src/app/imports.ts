@@ -15,19 +15,34 @@ import { naturalKey } from '../plan/plan-batch.js';
 import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
+import { bindTarget } from '../targets/job-target.js';
 
 export type ReportFormat = 'csv' | 'json';
 
+/**
+ * The options bound to their target (`default` when they name none): the name and fingerprint
+ * it has here. Refused before anything is stored when the target is unknown, was configured
+ * otherwise when the options were first bound (a retry, apply or undo), or is read-only and the
+ * import writes.
+ */
+export function boundToTarget(context: PorterContext, options: ImportOptions): ImportOptions {
+  const writes = options.dryRun !== true;
+  return { ...options, ...bindTarget(context.targets, options, { writes }).ref };
+}
+
 /** Receives an upload and queues it; `onCreated` fires with the id before the upload is read. */
-export function startImport(
+export async function startImport(
   context: PorterContext,
   request: SubmitImportRequest,
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const options = checkSyncImport(
-    request.options.mode === 'sync'
-      ? request.options
-      : { ...request.options, lookup: request.options.lookup ?? context.env.PORTER_LOOKUP },
+    boundToTarget(
+      context,
+      request.options.mode === 'sync'
+        ? request.options
+        : { ...request.options, lookup: request.options.lookup ?? context.env.PORTER_LOOKUP },
+    ),
   );
   return submitImport(
     { ...request, options },
@@ -190,6 +205,8 @@ export async function approveImport(
       `import ${heldId} is ${plan.state}, not a held sync; nothing to approve`,
     );
   }
+  // a target that changed or turned read-only refuses before the held sync changes state
+  boundToTarget(context, { ...plan.options, dryRun: false });
   const applicationId = newImportId();
   const bad = plan.counts.failed + plan.counts.unprocessed;
   const reason = `approved; written by import ${applicationId}`;
@@ -214,7 +231,7 @@ async function startApplication(
   const { store } = context;
   const info = await store.create({
     id: init.id,
-    options: { ...plan.options, dryRun: false },
+    options: boundToTarget(context, { ...plan.options, dryRun: false }),
     source: plan.source,
     applyOf: dryRunId,
     undoOf: plan.undoOf,

@@ -24,6 +24,7 @@ import { newImportId } from '../results/import-id.js';
 import { writeCsvReport } from '../results/index.js';
 import type { PorterContext } from './context.js';
 import { startImport } from './imports.js';
+import { bindTarget } from '../targets/job-target.js';
 
 /** The migration store of a context. */
 export function migrationStore(context: PorterContext): MigrationStore {
@@ -60,8 +61,11 @@ export async function startMigration(
   onCreated?: (migrationId: string) => void,
 ): Promise<MigrationInfo> {
   const store = migrationStore(context);
+  const writes = !request.options.dryRun;
+  const { ref } = bindTarget(context.targets, request.options, { writes });
+  const options: MigrationOptions = { ...request.options, ...ref };
   const migrationId = newImportId().replace(/^imp_/, 'mig_');
-  await store.create(migrationId, request.options, request.fileName);
+  await store.create(migrationId, options, request.fileName);
   onCreated?.(migrationId);
   const totals: Record<ResourceName, number> = { groups: 0, users: 0, acls: 0 };
   try {

@@ -5,7 +5,8 @@
  * several places never add load on the admin server.
  */
 import { AdminClient, adminCallOutcome } from '../admin/client.js';
-import { adminClientOptionsFromEnv } from '../admin/env-options.js';
+import { usableTarget } from '../targets/job-target.js';
+import type { Target } from '../targets/targets.js';
 import { AdminHttpError } from '../admin/errors.js';
 import type { PorterContext } from './context.js';
 
@@ -21,7 +22,11 @@ export interface Readiness {
   ready: boolean;
   /** Set once the process is stopping: it takes no new work, whatever the checks say. */
   stopping?: boolean;
-  checks: { redis: ReadinessCheck; admin: ReadinessCheck };
+  /**
+   * `admin` sums up the targets: ok when every one answers, else the first failure's reason
+   * (prefixed with its target's name when there are several); `targets` has each one.
+   */
+  checks: { redis: ReadinessCheck; admin: ReadinessCheck; targets: Record<string, ReadinessCheck> };
 }
 
 export interface ReadinessOptions {
@@ -34,7 +39,7 @@ export interface ReadinessOptions {
 /** A group name no directory holds: its GET returns an empty list, cheap on any server. */
 const PROBE_GROUP_NAME = 'porter-readiness-probe';
 
-async function timed(
+export async function timed(
   timeoutMs: number,
   check: (signal: AbortSignal) => Promise<string | undefined>,
 ): Promise<ReadinessCheck> {
@@ -57,7 +62,7 @@ async function timed(
 }
 
 /** A failure in words an operator can act on; never a credential or a stack. */
-function describeFailure(error: unknown, timeoutMs: number): string {
+export function describeFailure(error: unknown, timeoutMs: number): string {
   if ((error as Error | undefined)?.name === 'TimeoutError') {
     return `no answer within ${timeoutMs} ms`;
   }
@@ -77,11 +82,44 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   }
 }
 
+/** A client for probes: one connection, short timeouts, no shared gate. */
+export function probeClient(target: Target, timeoutMs: number): AdminClient {
+  return new AdminClient({
+    ...target.client!,
+    connections: 1,
+    connectTimeoutMs: timeoutMs,
+    requestTimeoutMs: timeoutMs,
+  });
+}
+
+/**
+ * One cheap read of the target (GET of groups by a name no group has): undefined when it
+ * answers as the admin interface, else why not, in words an operator can act on.
+ */
+export async function probeTarget(
+  client: AdminClient,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  try {
+    await client.listGroups({ name: PROBE_GROUP_NAME }, signal);
+  } catch (error) {
+    // an answer that says no such group, or asks for fewer requests, is an answer
+    if (error instanceof AdminHttpError && (error.status === 404 || error.status === 429)) {
+      return undefined;
+    }
+    if (error instanceof AdminHttpError && (error.status === 401 || error.status === 403)) {
+      return `refuses porter's credentials (HTTP ${error.status})`;
+    }
+    throw error;
+  }
+  return undefined;
+}
+
 /** The readiness of one process, over its porter context. */
 export class ReadinessProbe {
   private readonly timeoutMs: number;
   private readonly reuseMs: number;
-  private readonly client: AdminClient;
+  private readonly clients = new Map<string, AdminClient>();
   private last: { at: number; readiness: Readiness } | undefined;
   private running: Promise<Readiness> | undefined;
   private stopping = false;
@@ -92,13 +130,16 @@ export class ReadinessProbe {
   ) {
     this.timeoutMs = options.timeoutMs ?? context.env.PORTER_READY_TIMEOUT_MS;
     this.reuseMs = options.reuseMs ?? 1_000;
-    // a client of its own: outside the shared rate cap and back-off, and one connection at most
-    this.client = new AdminClient({
-      ...adminClientOptionsFromEnv(context.env),
-      connections: 1,
-      connectTimeoutMs: this.timeoutMs,
-      requestTimeoutMs: this.timeoutMs,
-    });
+  }
+
+  /** A target's client of its own: outside its rate cap and back-off, one connection at most. */
+  private clientOf(target: Target): AdminClient {
+    let client = this.clients.get(target.name);
+    if (!client) {
+      client = probeClient(usableTarget(target), this.timeoutMs);
+      this.clients.set(target.name, client);
+    }
+    return client;
   }
 
   async check(): Promise<Readiness> {
@@ -120,32 +161,39 @@ export class ReadinessProbe {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await Promise.all([...this.clients.values()].map((client) => client.close()));
   }
 
   private async checkNow(): Promise<Readiness> {
-    const [redis, admin] = await Promise.all([
+    const list = this.context.targets.list();
+    const [redis, ...answers] = await Promise.all([
       timed(this.timeoutMs, async () => {
         await this.context.redis.ping();
         return undefined;
       }),
-      timed(this.timeoutMs, async (signal) => {
-        try {
-          await this.client.listGroups({ name: PROBE_GROUP_NAME }, signal);
-        } catch (error) {
-          // an answer that says no such group, or asks for fewer requests, is an answer
-          if (error instanceof AdminHttpError && (error.status === 404 || error.status === 429)) {
-            return undefined;
-          }
-          if (error instanceof AdminHttpError && (error.status === 401 || error.status === 403)) {
-            return `refuses porter's credentials (HTTP ${error.status})`;
-          }
-          throw error;
-        }
-        return undefined;
-      }),
+      ...list.map((target) =>
+        timed(this.timeoutMs, async (signal) => probeTarget(this.clientOf(target), signal)),
+      ),
     ]);
-    const readiness: Readiness = { ready: redis.ok && admin.ok, checks: { redis, admin } };
+    const targets: Record<string, ReadinessCheck> = {};
+    list.forEach((target, index) => {
+      targets[target.name] = answers[index]!;
+    });
+    const failing = list.findIndex((_, index) => !answers[index]!.ok);
+    const admin: ReadinessCheck =
+      failing < 0
+        ? { ok: true, ms: Math.max(0, ...answers.map((answer) => answer.ms)) }
+        : {
+            ...answers[failing]!,
+            reason:
+              list.length === 1
+                ? answers[failing]!.reason
+                : `${list[failing]!.name}: ${answers[failing]!.reason ?? 'failed'}`,
+          };
+    const readiness: Readiness = {
+      ready: redis.ok && admin.ok,
+      checks: { redis, admin, targets },
+    };
     this.last = { at: Date.now(), readiness };
     return readiness;
   }

@@ -9,7 +9,7 @@ import type { ResourceName } from '../admin/resources.js';
 import { decodeUndoEntry } from '../plan/undo-entry.js';
 import { UndoLog } from '../results/undo-log.js';
 import type { PorterContext } from './context.js';
-import { requireImport } from './imports.js';
+import { boundToTarget, requireImport } from './imports.js';
 
 export interface UndoRequest {
   /** Plan the undo only: every record gets its planned action, nothing is written. */
@@ -83,7 +83,7 @@ export async function undoImport(
     delete (options as unknown as Record<string, unknown>)[field];
   }
   const info = await store.create({
-    options,
+    options: boundToTarget(context, options),
     source: `undo of ${importId}`,
     undoOf: importId,
     columns: undoColumns(resource),

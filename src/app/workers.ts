@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 /** Starts the workers of one process over a porter context, and stops them gracefully. */
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
@@ -10,11 +9,11 @@ import { stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
-import { redactUrl } from '../util/redis.js';
 import { buildOpsApp } from '../http/build-ops-app.js';
 import { PrometheusMetrics } from '../metrics/prometheus.js';
 import { ReadinessProbe } from './readiness.js';
 import { UndoLog } from '../results/undo-log.js';
+import { TargetClients } from './target-clients.js';
 
 export interface WorkerSetOptions {
   /**
@@ -45,11 +44,6 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
-/** A short, stable name of the admin server, for Redis keys that belong to one target. */
-function targetName(env: Env): string {
-  return createHash('sha256').update(env.ADMIN_BASE_URL).digest('hex').slice(0, 12);
-}
-
 /**
  * Batches one worker holds for `calls` calls in flight: half as many again, so that while some
  * batches read, plan and record their results in Redis, others' calls keep every connection
@@ -64,9 +58,9 @@ export function startWorkers(
   options: WorkerSetOptions = {},
 ): RunningWorkers {
   const calls = options.concurrency ?? context.env.PORTER_WORKER_CONCURRENCY;
-  // the pool's connections cap the import calls in flight; exports stream over their own pool
-  const client = context.createAdminClient(calls);
-  const exportClient = context.createAdminClient();
+  // each target's pool caps the import calls in flight to it; exports stream over their own pools
+  const clients = new TargetClients(context, calls);
+  const exportClients = new TargetClients(context);
   const importWorker = createImportWorker({
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
@@ -74,23 +68,16 @@ export function startWorkers(
     lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
-    gate: context.requestGate,
-    prepare: {
-      redis: context.redis,
-      store: context.store,
-      target: targetName(context.env),
-      selfUser: context.env.ADMIN_USER,
-    },
+    prepare: { redis: context.redis, store: context.store },
     deps: {
+      bindTarget: (ref) => clients.bind(ref),
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
-      selfUser: context.env.ADMIN_USER,
       undo: new UndoLog(context.redis, context.env.PORTER_PREFIX, context.store.ttlSeconds),
       store: context.store,
       journal: context.journal,
       runtime: context.runtime,
       health: context.health,
       breaker: context.breaker,
-      client,
       retry: context.retryPolicy,
       metrics: context.metrics,
     },
@@ -99,9 +86,12 @@ export function startWorkers(
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
     lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
-    gate: context.requestGate,
     logger: context.logger.child({ component: 'export-worker' }),
-    deps: { store: context.exportStore, client: exportClient, retry: context.retryPolicy },
+    deps: {
+      store: context.exportStore,
+      bindTarget: (ref) => exportClients.bind(ref),
+      retry: context.retryPolicy,
+    },
   });
   // runs of import schedules: each reads its file and submits an import to the queue above
   const importScheduleWorker = createImportScheduleWorker({
@@ -152,7 +142,7 @@ export function startWorkers(
             new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
           ]);
         }
-        await Promise.all([client.close(), exportClient.close()]);
+        await Promise.all([clients.close(), exportClients.close()]);
       })();
       return closing;
     },
@@ -183,7 +173,7 @@ export async function runWorkerProcess(
   context.logger.info(
     {
       concurrency: options.concurrency ?? env.PORTER_WORKER_CONCURRENCY,
-      admin: redactUrl(env.ADMIN_BASE_URL),
+      targets: context.targets.list().map((target) => `${target.name}=${target.summary.url}`),
       pid: process.pid,
       ...(metricsAddress ? { metrics: `${metricsAddress}/metrics` } : {}),
     },

@@ -15,7 +15,7 @@ import {
   type ImportOptions,
   type LookupMode,
 } from '../model/import.js';
-import { failureLimitText, oneOf, positiveInteger } from './options.js';
+import { addTargetOption, failureLimitText, oneOf, positiveInteger } from './options.js';
 import { readJsonFile } from './paths.js';
 import { checkSyncOptions } from '../sync/sync-options.js';
 import {
@@ -27,6 +27,7 @@ import {
 
 /** The options as commander hands them over. */
 export interface ImportOptionValues extends SyncCommandOptions {
+  target?: string;
   mode?: ImportMode;
   batchSize: number;
   map?: string;
@@ -62,6 +63,7 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   } else if (offered.mode === 'optional') {
     command.option('--mode <mode>', `import mode: ${modeText}`, mode);
   }
+  addTargetOption(command, 'the target (named admin server) the import writes to');
   command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
     .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
@@ -140,6 +142,7 @@ export async function importOptionsFrom(
   const sync = values.mode === 'sync' ? await syncOptionsFromCli(values) : undefined;
   if (sync) checkSyncOptions(resource, sync);
   return {
+    ...(values.target !== undefined ? { target: values.target } : {}),
     resource,
     mode: values.mode,
     batchSize: values.batchSize,

@@ -1,5 +1,6 @@
 /** Parsers for command-line option values; a bad value stops the command naming the option. */
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { TARGET_NAME, TARGET_NAME_TEXT } from '../targets/target-file.js';
 import { failureLimit } from '../execute/failure-limit.js';
 
 export function positiveInteger(name: string): (value: string) => number {
@@ -54,4 +55,22 @@ export function failureLimitText(name: string): (value: string) => string {
     }
     return text;
   };
+}
+
+/** A target name option's parser: the name's shape is checked here, its existence when used. */
+export function targetOption(name: string): (value: string) => string {
+  return (value) => {
+    if (!TARGET_NAME.test(value)) {
+      throw new InvalidArgumentError(`${name}: not a target name (${TARGET_NAME_TEXT}).`);
+    }
+    return value;
+  };
+}
+
+/** `--target NAME`: the admin server a command works on, by name (see `porter targets`). */
+export function addTargetOption(
+  command: Command,
+  text = 'the target (named admin server) to work on; see porter targets',
+): Command {
+  return command.option('--target <name>', `${text} (default: default)`, targetOption('--target'));
 }

@@ -68,3 +68,9 @@ export function describeLookup(lookup: LookupInfo): string {
       : '';
   return `lookup: ${lookup.mode} (${lookup.why})${size}`;
 }
+
+/** Which target a job is for: its name, and where it pointed when submitted. */
+export function describeTarget(ref: { target?: string; targetUrl?: string }): string {
+  const url = ref.targetUrl === undefined ? '' : ` (${ref.targetUrl})`;
+  return `target: ${ref.target ?? 'default'}${url}`;
+}

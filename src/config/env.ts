@@ -20,6 +20,11 @@ export const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" and "-" only')
     .default('porter'),
+  /**
+   * JSON file of named targets (name → url, auth, limits); every process reads the same one.
+   * The ADMIN_* variables make the target `default` unless the file names one.
+   */
+  PORTER_TARGETS_FILE: z.string().min(1).optional(),
   /** Admin server; unset means the sandbox on 127.0.0.1:8080. */
   ADMIN_BASE_URL: z.string().url().default('http://127.0.0.1:8080'),
   ADMIN_API_KEY: optionalSecret,

@@ -239,6 +239,35 @@ export const ERROR_CODES = {
     summary:
       "The admin server's 2xx answer left the record out, and reading it back did not show it applied; `porter retry` sends it again.",
   },
+  // targets
+  PORTER_TARGET_UNKNOWN: {
+    httpStatus: 400,
+    exitCode: 64,
+    kind: 'permanent',
+    summary:
+      'The job names a target this process does not know; targets come from PORTER_TARGETS_FILE and the ADMIN_* variables, and every process must read the same ones. Nothing was sent.',
+  },
+  PORTER_TARGET_CHANGED: {
+    httpStatus: 409,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      "The target's URL or sign-in changed between the job's submission and its run (or the worker's configuration differs from the submitter's); nothing was sent. Submit it again against the target as configured now.",
+  },
+  PORTER_TARGET_READ_ONLY: {
+    httpStatus: 409,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      'The target is read-only (readOnly in the targets file): every write is refused before anything is sent. Reads, exports, diffs and dry runs still work.',
+  },
+  PORTER_TARGET_UNAVAILABLE: {
+    httpStatus: 500,
+    exitCode: 78,
+    kind: 'permanent',
+    summary:
+      "The target's secret cannot be read here (its environment variable is unset or its file unreadable); nothing was sent.",
+  },
   // exports
   PORTER_EXPORT_FAILED: {
     httpStatus: 500,

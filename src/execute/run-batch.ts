@@ -32,6 +32,7 @@ import type { PorterMetrics } from '../metrics/metrics.js';
 import { planUndoBatch } from '../plan/plan-undo.js';
 import { encodeUndoEntry, undoEntryOf } from '../plan/undo-entry.js';
 import type { UndoLog } from '../results/undo-log.js';
+import { isTargetRefusal, type JobTargetRef } from '../targets/job-target.js';
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -67,6 +68,27 @@ export interface BatchRef {
   count: number;
 }
 
+/** What a batch uses of its import's target: the client, and the user porter signs in as. */
+export interface BoundTarget {
+  client: AdminClient;
+  /** The username porter signs in as: a sync never touches it. */
+  selfUser?: string;
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
+  /** Names the target in Redis keys (a directory's size), so two targets never mix. */
+  key?: string;
+}
+
+/**
+ * Binds an import to its target in this process (src/targets/job-target.ts): throws the
+ * target's refusal (unknown here, changed since submission, secrets unreadable) to send nothing.
+ */
+export type BindTarget = (ref: JobTargetRef) => BoundTarget;
+
+/** A worker's deps: every import is bound to its own target before its batch plans anything. */
+export type UnboundBatchDeps = Omit<BatchDeps, 'client' | 'selfUser' | 'onRateLimited'> & {
+  bindTarget: BindTarget;
+};
+
 export interface BatchDeps {
   store: BatchStore;
   runtime: ImportRuntime;
@@ -98,8 +120,11 @@ export interface BatchReport extends ExecuteStats {
   alreadyDone: number;
   lookupReads: number;
   counts: Record<RecordResult['status'], number>;
-  /** Set when this batch stopped the import (failure limit): its waiting batches must be dropped. */
-  stoppedImport?: string;
+  /**
+   * Set when this batch stopped the import (failure limit, a target's refusal): its waiting
+   * batches must be dropped, their rows reported with `code`.
+   */
+  stoppedImport?: { reason: string; code: string };
   /** The import is paused: this batch's unsent records wait for a later run. */
   paused?: boolean;
   /** This batch probed a paused import and the server answered: the import runs again. */
@@ -107,8 +132,11 @@ export interface BatchReport extends ExecuteStats {
 }
 
 /** Runs one batch and returns what it did; safe to run again for the same batch. */
-export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchReport> {
-  const { store } = deps;
+export async function runBatch(
+  ref: BatchRef,
+  given: BatchDeps | UnboundBatchDeps,
+): Promise<BatchReport> {
+  const { store } = given;
   const report: BatchReport = {
     batchIndex: ref.batchIndex,
     records: ref.count,
@@ -124,10 +152,25 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
   const [info, staged, batchSize] = await Promise.all([
     store.get(ref.importId),
     store.readStaged(ref.importId, ref.start, ref.count),
-    deps.runtime.batchSize(ref.importId),
+    given.runtime.batchSize(ref.importId),
   ]);
   if (!info) return report;
   report.resource = info.options.resource;
+  let deps: BatchDeps;
+  try {
+    deps = 'bindTarget' in given ? { ...given, ...given.bindTarget(info.options) } : given;
+  } catch (error) {
+    if (!isTargetRefusal(error)) throw error;
+    // nothing of the import goes to another server than the one it was submitted for
+    const reason = error.message;
+    await store.transition(ref.importId, ['queued', 'running', 'paused'], 'failed', reason);
+    report.stoppedImport = { reason, code: error.code };
+    await store.recordUnprocessed(ref.importId, {
+      errorCode: error.code,
+      error: `not sent: ${reason}`,
+    });
+    return report;
+  }
   const stagedRows = staged.map((record) => record.row);
   const [missingRows, sentRows] = await Promise.all([
     store.missingRows(ref.importId, stagedRows),
@@ -160,7 +203,7 @@ export async function runBatch(ref: BatchRef, deps: BatchDeps): Promise<BatchRep
       reason &&
       (await store.transition(ref.importId, ['queued', 'running', 'paused'], 'failed', reason))
     ) {
-      report.stoppedImport = reason;
+      report.stoppedImport = { reason, code: 'PORTER_FAILURE_LIMIT' };
     }
   };
 

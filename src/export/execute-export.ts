@@ -13,20 +13,26 @@ import { FINAL_EXPORT_STATES, type ExportCounts, type ExportInfo } from './expor
 import { runExport } from './export-run.js';
 import type { ExportManifest } from './manifest.js';
 import { applyRetention } from './retention.js';
+import { isTargetRefusal, type JobTargetRef } from '../targets/job-target.js';
+
+/** What an export reads with: its target's client, and that target's shared 429 back-off. */
+export interface ExportTarget {
+  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
+}
 
 export interface ExecuteExportDeps {
   store: ExportStore;
-  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
+  /**
+   * The export's own target (src/targets/job-target.ts); throws the target's refusal (unknown
+   * here, changed since the export was asked for), and then the export fails, reading nothing.
+   */
+  bindTarget: (ref: JobTargetRef) => ExportTarget;
   retry: RetryPolicy;
   logger: Logger;
   signal?: AbortSignal;
   /** Milliseconds between progress writes to Redis. @defaultValue 250 */
   progressIntervalMs?: number;
-  /**
-   * Called on a 429 before the read is tried again (awaited), with the server's Retry-After,
-   * so every worker backs off together, imports included.
-   */
-  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
 }
 
 /** Runs the export; resolves with its final state, or `queued` again when `signal` aborted it. */
@@ -37,7 +43,21 @@ export async function executeExport(
   const { store, logger } = deps;
   const info = await store.require(exportId);
   if (FINAL_EXPORT_STATES.has(info.state)) return info;
-  const log = logger.child({ exportId, schedule: info.schedule?.name });
+  const log = logger.child({
+    exportId,
+    schedule: info.schedule?.name,
+    target: info.request.target,
+  });
+  let target: ExportTarget;
+  try {
+    target = deps.bindTarget(info.request);
+  } catch (error) {
+    if (!isTargetRefusal(error)) throw error;
+    await store.markRunning(exportId);
+    await store.fail(exportId, `${error.message} [${error.code}]`);
+    log.error({ code: error.code }, 'export refused by its target');
+    return store.require(exportId);
+  }
   await store.markRunning(exportId);
   log.info({ request: info.request, dir: info.dir }, 'export started');
 
@@ -56,7 +76,7 @@ export async function executeExport(
     manifest = await runExport(
       { id: exportId, request: info.request, dir: info.dir, schedule: info.schedule?.name },
       {
-        client: deps.client,
+        client: target.client,
         retry: deps.retry,
         signal: deps.signal,
         onProgress: ({ written, counts }) => {
@@ -67,9 +87,9 @@ export async function executeExport(
         },
         onRetry: async (error, delayMs, step) => {
           log.warn({ err: error, delayMs, step }, 'export read failed; trying again');
-          if (error instanceof AdminError && error.status === 429 && deps.onRateLimited) {
+          if (error instanceof AdminError && error.status === 429 && target.onRateLimited) {
             // a back-off that cannot be shared still leaves this read its own wait
-            await Promise.resolve(deps.onRateLimited(error.retryAfterMs ?? delayMs)).catch(
+            await Promise.resolve(target.onRateLimited(error.retryAfterMs ?? delayMs)).catch(
               (gateError: unknown) =>
                 log.warn({ err: gateError }, 'could not share the 429 back-off'),
             );

@@ -14,6 +14,11 @@ export const FINAL_EXPORT_STATES: ReadonlySet<ExportState> = new Set(['completed
 
 /** What to export and where; travels with the export job. */
 export interface ExportRequest {
+  /** The target read, and its fingerprint when the export was asked for (see ImportOptions). */
+  target?: string;
+  targetFingerprint?: string;
+  /** Where the target pointed then, credentials left out. */
+  targetUrl?: string;
   resource: ExportResource;
   format: ExportFormat;
   /** Absolute directory the run directory is made in (for a schedule: its parent). */

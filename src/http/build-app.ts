@@ -20,6 +20,7 @@ import { importRecordRoutes } from './routes/import-records.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { metaRoutes } from './routes/meta.js';
+import { targetRoutes } from './routes/targets.js';
 import { previewRoutes } from './routes/previews.js';
 import { migrationRoutes } from './routes/migrations.js';
 import { scheduleRoutes } from './routes/schedules.js';
@@ -101,6 +102,7 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(importRecordRoutes, { context: options.context });
   await app.register(previewRoutes, { context: options.context });
   await app.register(metaRoutes, { maxUploadBytes });
+  await app.register(targetRoutes, { context: options.context });
   await app.register(consoleRoutes);
   await app.register(undoRoutes, { context: options.context });
   return app;

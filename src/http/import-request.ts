@@ -10,12 +10,15 @@ import {
   type SyncOptions,
 } from '../model/import.js';
 import { parseProtectedText } from '../sync/sync-options.js';
+import { TARGET_NAME, TARGET_NAME_TEXT } from '../targets/target-file.js';
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
   .transform((value) => value === true || value === 'true' || value === '1' || value === 'yes');
 
 export const importFieldsSchema = z.object({
+  /** The target (named admin server) written to. @defaultValue `default` */
+  target: z.string().regex(TARGET_NAME, TARGET_NAME_TEXT).optional(),
   resource: z.enum(RESOURCE_NAMES as [string, ...string[]]),
   mode: z.enum(IMPORT_MODES as [string, ...string[]]),
   batchSize: z.coerce.number().int().positive().max(10_000).default(100),
@@ -77,6 +80,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
   }
   return {
     options: {
+      ...(value.target !== undefined ? { target: value.target } : {}),
       resource: value.resource as ImportOptions['resource'],
       mode: value.mode as ImportOptions['mode'],
       batchSize: value.batchSize,

@@ -9,6 +9,7 @@ import { pino, type LoggerOptions } from 'pino';
 
 /** Query parameters whose values are options, safe to log. */
 export const SAFE_QUERY_KEYS: ReadonlySet<string> = new Set([
+  'target',
   'resource',
   'mode',
   'batchSize',

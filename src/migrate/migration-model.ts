@@ -30,6 +30,11 @@ export const FINAL_MIGRATION_STATES: ReadonlySet<MigrationState> = new Set([
 ]);
 
 export interface MigrationOptions {
+  /** The target written to, and its fingerprint when the migration was started. */
+  target?: string;
+  targetFingerprint?: string;
+  /** Where the target pointed then, credentials left out. */
+  targetUrl?: string;
   /** `create`: a record already on the target fails ALREADY_EXISTS; `upsert`: it is updated. */
   mode: MigrationMode;
   dryRun: boolean;

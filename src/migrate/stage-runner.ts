@@ -141,6 +141,9 @@ export async function startStage(
   const info = await deps.startImport(
     {
       options: {
+        target: options.target,
+        targetFingerprint: options.targetFingerprint,
+        targetUrl: options.targetUrl,
         resource,
         mode: stage === 'memberships' ? 'update' : options.mode,
         batchSize: options.batchSize,

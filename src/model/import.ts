@@ -115,6 +115,15 @@ export interface RecordResult {
 
 /** Options chosen when the import was submitted; they travel with it. */
 export interface ImportOptions {
+  /**
+   * The target (named admin server) the import is for, and its fingerprint when it was
+   * submitted: a worker runs it against that target only, and refuses it when the target's
+   * configuration changed since. Imports from before targets carry neither and mean `default`.
+   */
+  target?: string;
+  targetFingerprint?: string;
+  /** Where the target pointed then, credentials left out. */
+  targetUrl?: string;
   resource: ResourceName;
   mode: ImportMode;
   batchSize: number;

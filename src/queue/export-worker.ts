@@ -16,7 +16,6 @@ import { removeRunFiles } from '../export/export-run.js';
 import type { ExportStore } from '../export/export-store.js';
 import { FINAL_EXPORT_STATES } from '../export/export-types.js';
 import { EXPORT_QUEUE, type ExportJobData } from './export-queue.js';
-import type { RequestGate } from './request-gate.js';
 
 export interface ExportJobResult {
   exportId: string;
@@ -35,9 +34,7 @@ export interface ExportWorkerOptions {
   lockDurationMs?: number;
   /** How often stalled jobs are looked for. @defaultValue lockDurationMs */
   stalledIntervalMs?: number;
-  deps: Omit<ExecuteExportDeps, 'signal' | 'logger' | 'onRateLimited'>;
-  /** Shared back-off: a 429 seen by an export makes every worker (imports too) wait. */
-  gate?: RequestGate;
+  deps: Omit<ExecuteExportDeps, 'signal' | 'logger'>;
   logger: Logger;
 }
 
@@ -105,15 +102,10 @@ export function createExportWorker(
     signal?: AbortSignal,
   ): Promise<ExportJobResult> => {
     const exportId = await exportIdOf(job, options.deps.store);
-    const { gate } = options;
     const info = await executeExport(exportId, {
       ...options.deps,
       signal,
       logger: logger.child({ jobId: job.id }),
-      // a huge Retry-After must not stall every worker for hours
-      onRateLimited: gate
-        ? (retryAfterMs) => gate.pauseAll(Math.min(retryAfterMs, options.deps.retry.maxDelayMs))
-        : undefined,
     });
     if (info.state === 'queued' && token !== undefined) {
       // interrupted by a stopping worker: back to the queue for another one

@@ -6,7 +6,12 @@ import { setMaxListeners } from 'node:events';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
-import { runBatch, type BatchDeps, type BatchReport } from '../execute/run-batch.js';
+import {
+  runBatch,
+  type BatchDeps,
+  type BatchReport,
+  type UnboundBatchDeps,
+} from '../execute/run-batch.js';
 import {
   enqueueBatches,
   IMPORT_QUEUE,
@@ -15,9 +20,8 @@ import {
   type ImportJobData,
   type PrepareJobData,
 } from './import-queue.js';
-import { prepareImport, type PrepareDeps } from '../snapshot/prepare-import.js';
+import { prepareImport, type UnboundPrepareDeps } from '../snapshot/prepare-import.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
-import type { RequestGate } from './request-gate.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
 
 export interface ImportWorkerOptions {
@@ -33,13 +37,15 @@ export interface ImportWorkerOptions {
   lockDurationMs?: number;
   /** How often stalled jobs are looked for. @defaultValue lockDurationMs */
   stalledIntervalMs?: number;
-  deps: Omit<BatchDeps, 'onRateLimited' | 'signal'>;
-  /** Shared back-off: a 429 seen by one worker makes every worker wait. */
-  gate: RequestGate;
+  /**
+   * What a batch needs; `bindTarget` gives each import its own target's client, whose 429
+   * back-off holds every worker's calls to that target (and only to that target).
+   */
+  deps: Omit<UnboundBatchDeps, 'signal'>;
   queue: Queue<ImportJobData>;
   logger: Logger;
-  /** What an import's preparation needs besides the batch deps (Redis, the target's name). */
-  prepare: Pick<PrepareDeps, 'redis' | 'target' | 'store' | 'selfUser'>;
+  /** What an import's preparation needs besides the batch deps. */
+  prepare: Pick<UnboundPrepareDeps, 'redis' | 'store'>;
 }
 
 /** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
@@ -64,7 +70,7 @@ export function createImportWorker(
   const prepare = async (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> => {
     const refs = await prepareImport(job.data.importId, {
       ...options.prepare,
-      client: options.deps.client,
+      bindTarget: options.deps.bindTarget,
       retry: options.deps.retry,
       signal,
     });
@@ -136,18 +142,7 @@ export function createImportWorker(
     if (signal) setMaxListeners(0, signal);
     let report: BatchReport;
     try {
-      report = await runBatch(job.data, {
-        ...options.deps,
-        signal,
-        // one 429 makes every worker wait out Retry-After: calls in flight through the shared
-        // gate, and new batches through the queue's rate limit
-        onRateLimited: async (retryAfterMs) => {
-          // a huge Retry-After must not stall every import for hours
-          const waitMs = Math.min(retryAfterMs, options.deps.retry.maxDelayMs);
-          await options.gate.pauseAll(waitMs);
-          await queue.rateLimit(waitMs);
-        },
-      });
+      report = await runBatch(job.data, { ...options.deps, signal });
     } catch (error) {
       if (signal?.aborted && signal.reason === SHUTDOWN_REASON) {
         // a worker shutting down is no fault of the batch: it goes back to the queue without
@@ -176,10 +171,11 @@ export function createImportWorker(
       throw new DelayedError();
     }
     if (report.stoppedImport) {
-      log.warn({ reason: report.stoppedImport }, 'import stopped by its failure limit');
+      const { reason, code } = report.stoppedImport;
+      log.warn({ reason, code }, 'import stopped');
       await dropPendingBatches(queue, options.deps, job.data.importId, {
-        errorCode: 'PORTER_FAILURE_LIMIT',
-        error: `not sent: ${report.stoppedImport}`,
+        errorCode: code,
+        error: `not sent: ${reason}`,
       });
     }
     return report;
@@ -192,9 +188,6 @@ export function createImportWorker(
     stalledInterval: options.stalledIntervalMs ?? lockDuration,
     // a batch whose worker keeps dying is tried this often before its rows are given up
     maxStalledCount: 5,
-    // no cap of its own (the request gate caps requests); it lets queue.rateLimit() hold
-    // every worker back after a 429
-    limiter: { max: 1_000_000, duration: 1_000 },
   });
   // a worker that lost a batch's lock (Redis unreachable longer than the lock) stops that
   // batch: another worker may already be running it

@@ -44,13 +44,15 @@ export class RequestGate {
   private readonly pauseKey: string;
   private readonly windowKey: string;
 
+  /** `scope` names the admin server (a target): each server has its own cap and back-off. */
   constructor(
     private readonly redis: Redis,
     prefix: string,
     private readonly maxPerSecond = 0,
+    scope = 'default',
   ) {
-    this.pauseKey = `${prefix}:admin-gate:paused`;
-    this.windowKey = `${prefix}:admin-gate:window`;
+    this.pauseKey = `${prefix}:admin-gate:${scope}:paused`;
+    this.windowKey = `${prefix}:admin-gate:${scope}:window`;
   }
 
   /** Waits until a request may go: no back-off in force, and a slot left in the last second. */

@@ -7,7 +7,8 @@
 import type { Redis } from 'ioredis';
 import type { AdminClient } from '../admin/client.js';
 import { AdminError } from '../admin/errors.js';
-import type { BatchRef } from '../execute/run-batch.js';
+import type { BatchRef, BindTarget, BoundTarget } from '../execute/run-batch.js';
+import { isTargetRefusal } from '../targets/job-target.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
@@ -31,21 +32,52 @@ export interface PrepareDeps {
   signal?: AbortSignal;
 }
 
+function bound(deps: UnboundPrepareDeps, target: BoundTarget): PrepareDeps {
+  const { bindTarget: _unused, ...rest } = deps;
+  return {
+    ...rest,
+    client: target.client,
+    selfUser: target.selfUser,
+    target: target.key ?? 'default',
+  };
+}
+
 /** Days the last snapshot's directory size is remembered for the `auto` rule. */
 const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Attempts at the bulk read before an import falls back to one read per record. */
 const SNAPSHOT_MAX_ATTEMPTS = 3;
 
+/** A worker's deps: the import is bound to its own target before anything is read. */
+export type UnboundPrepareDeps = Omit<PrepareDeps, 'client' | 'selfUser' | 'target'> & {
+  bindTarget: BindTarget;
+};
+
 /** Prepares the import; returns its batches, none when it no longer runs. */
-export async function prepareImport(importId: string, deps: PrepareDeps): Promise<BatchRef[]> {
-  const { store, redis } = deps;
+export async function prepareImport(
+  importId: string,
+  given: PrepareDeps | UnboundPrepareDeps,
+): Promise<BatchRef[]> {
+  const { store, redis } = given;
   const info = await store.get(importId);
   if (!info) return [];
   if (FINAL_IMPORT_STATES.has(info.state)) {
     await store.recordUnprocessed(importId, {
       errorCode: 'PORTER_CANCELLED',
       error: `not sent: the import ended ${info.state} before its first batch`,
+    });
+    return [];
+  }
+  let deps: PrepareDeps;
+  try {
+    deps = 'bindTarget' in given ? bound(given, given.bindTarget(info.options)) : given;
+  } catch (error) {
+    if (!isTargetRefusal(error)) throw error;
+    // nothing of the import is read from or sent to another server than the one it names
+    await store.transition(importId, ['queued', 'running', 'paused'], 'failed', error.message);
+    await store.recordUnprocessed(importId, {
+      errorCode: error.code,
+      error: `not sent: ${error.message}`,
     });
     return [];
   }

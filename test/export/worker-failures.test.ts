@@ -128,7 +128,7 @@ describe('a 429 during an export', () => {
 
   it('makes every worker back off through the shared gate, then the export completes', async () => {
     const { context, sandbox } = harness.pipeline;
-    const pauseAll = vi.spyOn(context.requestGate, 'pauseAll');
+    const pauseAll = vi.spyOn(context.gateOf(context.targets.require('default')), 'pauseAll');
     const queued = await startExport(context, {
       resource: 'all',
       format: 'csv',

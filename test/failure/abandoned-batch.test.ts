@@ -24,9 +24,8 @@ beforeAll(async () => {
     connection: context.bullConnection,
     prefix: context.env.PORTER_PREFIX,
     queue: context.importQueue,
-    gate: context.requestGate,
     logger: silentLogger,
-    prepare: { redis: context.redis, store: context.store, target: 'abandoned' },
+    prepare: { redis: context.redis, store: context.store },
     deps: {
       store: context.store,
       journal: context.journal,
@@ -34,7 +33,7 @@ beforeAll(async () => {
       health: context.health,
       breaker: context.breaker,
       retry: context.retryPolicy,
-      client,
+      bindTarget: () => ({ client }),
     },
   });
 });

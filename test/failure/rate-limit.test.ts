@@ -41,8 +41,9 @@ describe('429 with Retry-After', () => {
       planned: 0,
     });
     expect(pipeline.sandbox.store.stats.faults.rateLimited).toBeGreaterThan(0);
-    const first = pipeline.context.requestGate.stats.backoffWaits;
-    const other = second.requestGate.stats.backoffWaits;
+    const first = pipeline.context.gateOf(pipeline.context.targets.require('default')).stats
+      .backoffWaits;
+    const other = second.gateOf(second.targets.require('default')).stats.backoffWaits;
     console.log(
       `429 answers: ${pipeline.sandbox.store.stats.faults.rateLimited}; back-off waits: worker A ${first}, worker B ${other}`,
     );
@@ -64,7 +65,9 @@ describe('--max-rps', () => {
       });
       expect(info.counts.succeeded).toBe(60);
       // 30 calls at 10 per second: the gate made requests wait for the next second
-      expect(capped.context.requestGate.stats.capWaits).toBeGreaterThan(0);
+      expect(
+        capped.context.gateOf(capped.context.targets.require('default')).stats.capWaits,
+      ).toBeGreaterThan(0);
     } finally {
       await capped.close();
     }

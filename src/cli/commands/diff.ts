@@ -5,9 +5,12 @@ import type { DiffResult } from '../../diff/run-diff.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { checkInputFile, checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
+import { targetOption } from '../options.js';
 
 interface DiffCommandOptions {
   live?: boolean;
+  from?: string;
+  to?: string;
   out?: string;
   json?: boolean;
 }
@@ -30,36 +33,54 @@ export function registerDiffCommand(program: Command): void {
   program
     .command('diff')
     .description(
-      'Compare two bundles (or a bundle and the target, --live) by natural key; exit 0 when equal, 2 when different',
+      'Compare two sides by natural key, each a bundle or a live target: porter diff A.json B.json, porter diff A.json --to NEW, porter diff --from OLD --to NEW; exit 0 when equal, 2 when different',
     )
-    .argument('<a>', 'bundle A')
-    .argument('[b]', 'bundle B (or --live)')
-    .option('--live', 'compare A with the target (ADMIN_BASE_URL), read in bulk')
+    .argument('[a]', 'bundle A (or --from TARGET)')
+    .argument('[b]', 'bundle B (or --to TARGET)')
+    .option('--from <target>', 'side A: this target, read live in bulk', targetOption('--from'))
+    .option('--to <target>', 'side B: this target, read live in bulk', targetOption('--to'))
+    .option('--live', 'side B: the target `default` (the same as --to default)')
     .option('--out <dir>', 'where diff.csv and diff.json go', 'porter-diff')
     .option('--json', 'print the counts as JSON')
-    .action(async (a: string, b: string | undefined, options: DiffCommandOptions) => {
-      if ((b === undefined) === !options.live) {
-        throw new PorterError('PORTER_USAGE', 'name bundle B, or pass --live (not both)');
-      }
-      await checkInputFile(a, 'bundle A');
-      if (b !== undefined) await checkInputFile(b, 'bundle B');
-      const out = options.out ?? 'porter-diff';
-      await checkOutputDirectory(out, '--out');
-      await withContext(async (context) => {
-        const result = await diffDirectories(
-          context,
-          bundleDiffSource(a),
-          b === undefined ? liveDiffSource(context) : bundleDiffSource(b),
-          out,
-        );
-        if (options.json) console.log(JSON.stringify(result.counts, null, 2));
-        else console.log(diffTable(result));
-        console.error(
-          result.equal
-            ? 'equal'
-            : `${result.rows} differences written to ${result.files.join(' and ')}`,
-        );
-        process.exitCode = result.equal ? 0 : 2;
-      });
-    });
+    .action(
+      async (
+        first: string | undefined,
+        second: string | undefined,
+        options: DiffCommandOptions,
+      ) => {
+        const to = options.to ?? (options.live ? 'default' : undefined);
+        // the bundles named fill the sides that no target fills, A first
+        const files = [first, second].filter((file): file is string => file !== undefined);
+        const a = options.from === undefined ? files.shift() : undefined;
+        const b = to === undefined ? files.shift() : undefined;
+        if (
+          files.length > 0 ||
+          (a === undefined && options.from === undefined) ||
+          (b === undefined && to === undefined)
+        ) {
+          throw new PorterError(
+            'PORTER_USAGE',
+            'name each side once: bundle A or --from TARGET, and bundle B or --to TARGET',
+          );
+        }
+        if (a !== undefined) await checkInputFile(a, 'bundle A');
+        if (b !== undefined) await checkInputFile(b, 'bundle B');
+        const out = options.out ?? 'porter-diff';
+        await checkOutputDirectory(out, '--out');
+        await withContext(async (context) => {
+          const sideA =
+            a !== undefined ? bundleDiffSource(a) : liveDiffSource(context, options.from);
+          const sideB = b !== undefined ? bundleDiffSource(b) : liveDiffSource(context, to);
+          const result = await diffDirectories(context, sideA, sideB, out);
+          if (options.json) console.log(JSON.stringify(result.counts, null, 2));
+          else console.log(diffTable(result));
+          console.error(
+            result.equal
+              ? 'equal'
+              : `${result.rows} differences written to ${result.files.join(' and ')}`,
+          );
+          process.exitCode = result.equal ? 0 : 2;
+        });
+      },
+    );
 }

@@ -7,7 +7,7 @@ import {
   type ExportResource,
 } from '../../export/export-types.js';
 import { followExport, summarizeExport } from '../export-progress.js';
-import { oneOf } from '../options.js';
+import { addTargetOption, oneOf } from '../options.js';
 import { checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
 
@@ -16,12 +16,14 @@ interface ExportCommandOptions {
   format: ExportFormat;
   out?: string;
   wait?: boolean;
+  target?: string;
 }
 
 /** `porter export`. */
 export function registerExportCommand(program: Command): void {
-  program
-    .command('export')
+  const command = program.command('export');
+  addTargetOption(command, 'the target (named admin server) to read');
+  command
     .description(
       'Export every user, group or ACL to files (a worker writes them; see docs/exports.md)',
     )
@@ -45,6 +47,7 @@ export function registerExportCommand(program: Command): void {
           resource: options.resource,
           format: options.format,
           outDir: cliOutDir(context, options.out),
+          target: options.target,
         });
         console.log(info.id);
         if (!options.wait) {

@@ -13,6 +13,7 @@ interface ListOptions {
 const COLUMNS = [
   'id',
   'state',
+  'target',
   'resource',
   'mode',
   'records',
@@ -30,6 +31,7 @@ function row(info: ImportInfo): string[] {
   return [
     info.id,
     info.state,
+    info.options.target ?? 'default',
     info.options.resource,
     mode,
     `${info.done}/${info.state === 'receiving' ? '?' : info.total}`,

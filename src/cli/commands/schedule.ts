@@ -40,7 +40,7 @@ export function describeSchedule(info: ScheduleInfo): string {
   const tz = info.tz ? ` (${info.tz})` : '';
   const keep = info.keep === undefined ? 'all runs kept' : `keeps ${info.keep}`;
   return (
-    `${info.name}  "${info.cron}"${tz}  ${request.resource} as ${request.format} → ` +
+    `${info.name}  "${info.cron}"${tz}  ${request.target ?? 'default'}: ${request.resource} as ${request.format} → ` +
     `${request.outDir}/${info.name}/  ${keep}  next ${info.next ?? '-'}`
   );
 }
@@ -51,7 +51,7 @@ export function describeImportSchedule(info: ImportScheduleInfo): string {
   const tz = info.tz ? ` (${info.tz})` : '';
   const unchanged = request.evenUnchanged ? '  even unchanged' : '';
   return (
-    `${info.name}  "${info.cron}"${tz}  import ${request.file} → ` +
+    `${info.name}  "${info.cron}"${tz}  import ${request.file} → ${request.options.target ?? 'default'}: ` +
     `${request.options.resource} ${request.options.mode}${unchanged}  next ${info.next ?? '-'}`
   );
 }
@@ -151,6 +151,8 @@ export function registerScheduleCommands(program: Command): void {
   );
   importOnly.add('evenUnchanged');
   importOnly.delete('import');
+  // an export schedule reads a target too
+  importOnly.delete('target');
   add.action(async (name: string, options: ScheduleAddOptions, command: Command) => {
     if (options.import !== undefined) {
       await addImportScheduleCommand(name, options.import, options, command);
@@ -173,6 +175,7 @@ export function registerScheduleCommands(program: Command): void {
         resource: options.resource,
         format: options.format,
         outDir: cliOutDir(context, options.out),
+        target: options.target,
       });
       console.log(describeSchedule(info));
     });

@@ -22,6 +22,7 @@ import { describeStages, requireMigration } from '../../app/migrations.js';
 import { isMigrationId } from '../../migrate/migration-store.js';
 import { summarizeMigration } from './migrate.js';
 import { describeSync } from '../sync.js';
+import { describeTarget } from '../progress.js';
 
 export function registerStatusCommands(program: Command): void {
   program
@@ -46,6 +47,7 @@ export function registerStatusCommands(program: Command): void {
           return;
         }
         console.log(summarize(info));
+        console.log(describeTarget(info.options));
         const eta =
           info.progress.etaSeconds === undefined
             ? ''

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { createFolderWatcher, DEFAULT_SEEN_DAYS } from '../../app/watch.js';
+import { boundToTarget } from '../../app/imports.js';
 import { PorterError } from '../../errors/porter-error.js';
 import type { WatchEvent } from '../../watch/folder-watcher.js';
 import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
@@ -70,9 +71,11 @@ export function registerWatchCommand(program: Command): void {
       await checkDirectory(dir);
       const importOptions = await importOptionsFrom(options.resource, options);
       await withContext(async (context) => {
+        // the target is checked (known here, writable) and fixed before the first file arrives
+        const bound = boundToTarget(context, importOptions);
         const watcher = createFolderWatcher(context, {
           dir,
-          options: importOptions,
+          options: bound,
           settleMs: options.settleMs,
           seenDays: options.seenDays,
           onEvent: (event) => {
@@ -92,7 +95,9 @@ export function registerWatchCommand(program: Command): void {
         };
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
-        console.error(`watching ${dir} (${importOptions.resource}, ${importOptions.mode})`);
+        console.error(
+          `watching ${dir} (${bound.target}: ${importOptions.resource}, ${importOptions.mode})`,
+        );
         try {
           await watcher.start();
         } finally {

@@ -16,7 +16,7 @@ import {
   type ExportInfo,
   type ExportResource,
 } from '../../export/export-types.js';
-import { idParams, exportRequestSchema } from '../schemas.js';
+import { idParams, exportRequestSchema, targetProperty } from '../schemas.js';
 
 export interface ExportRoutesOptions {
   context: PorterContext;
@@ -77,7 +77,9 @@ export async function exportRoutes(
 ): Promise<void> {
   const { context } = options;
 
-  app.post<{ Body: { resource: ExportResource; format?: ExportFormat; out?: string } }>(
+  app.post<{
+    Body: { resource: ExportResource; format?: ExportFormat; out?: string; target?: string };
+  }>(
     '/v1/exports',
     {
       schema: {
@@ -93,6 +95,7 @@ export async function exportRoutes(
             resource: { type: 'string', enum: [...EXPORT_RESOURCES] },
             format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' },
             out: { type: 'string', description: 'relative subdirectory of PORTER_EXPORT_DIR' },
+            target: targetProperty,
           },
         },
         response: { 202: exportSchema },
@@ -103,6 +106,7 @@ export async function exportRoutes(
         resource: request.body.resource,
         format: request.body.format ?? 'csv',
         outDir: apiOutDir(context, request.body.out),
+        target: request.body.target,
       });
       return reply.status(202).send(withExportLinks(info));
     },

@@ -21,7 +21,11 @@ const readinessSchema = {
     status: { type: 'string', enum: ['ready', 'not_ready', 'stopping'] },
     checks: {
       type: 'object',
-      properties: { redis: checkSchema, admin: checkSchema },
+      properties: {
+        redis: checkSchema,
+        admin: checkSchema,
+        targets: { type: 'object', additionalProperties: checkSchema },
+      },
     },
   },
 } as const;

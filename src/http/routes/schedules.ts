@@ -15,7 +15,7 @@ import {
   type ExportFormat,
   type ExportResource,
 } from '../../export/export-types.js';
-import { exportRequestSchema } from '../schemas.js';
+import { exportRequestSchema, targetProperty } from '../schemas.js';
 
 export interface ScheduleRoutesOptions {
   context: PorterContext;
@@ -48,6 +48,7 @@ interface ScheduleBody {
   format?: ExportFormat;
   out?: string;
   keep?: number;
+  target?: string;
 }
 
 /** The schedule routes, registered as a plugin beside the import routes. */
@@ -77,6 +78,7 @@ export async function scheduleRoutes(
             format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' },
             out: { type: 'string', description: 'relative subdirectory of PORTER_EXPORT_DIR' },
             keep: { type: 'integer', minimum: 1, description: 'completed runs kept' },
+            target: targetProperty,
           },
         },
         response: { 201: scheduleSchema },
@@ -92,6 +94,7 @@ export async function scheduleRoutes(
         resource: body.resource,
         format: body.format ?? 'csv',
         outDir: apiOutDir(context, body.out),
+        target: body.target,
       });
       return reply.status(201).send(info);
     },
