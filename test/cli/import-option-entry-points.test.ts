@@ -68,8 +68,11 @@ const CASES: OptionCase[] = [
       '--lookup',
       'each',
       '--dry-run',
+      '--target',
+      'default',
     ],
     http: {
+      target: 'default',
       mode: 'upsert',
       batchSize: '7',
       mapping: JSON.stringify(MAPPING),
@@ -83,6 +86,7 @@ const CASES: OptionCase[] = [
       dryRun: 'true',
     },
     expected: {
+      target: 'default',
       mode: 'upsert',
       batchSize: 7,
       delimiter: ';',

@@ -273,9 +273,10 @@ describe('a read-only target', () => {
 
 describe('one target down', () => {
   it("pauses that target's import only; the other target's import completes", async () => {
+    // an update reads each record first: every read fails, and the breaker pauses the import
     const stuck = await pipeline.submit(usersCsv('stuck-', 120), {
       resource: 'users',
-      mode: 'upsert',
+      mode: 'update',
       batchSize: 10,
       lookup: 'each',
       target: 'down',
