@@ -266,6 +266,11 @@ describe('porter migrate', () => {
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/memberships\s+done\s+2\/2 group member lists: 2 succeeded/);
+    // the last state is said once, then the stages
+    const finalLines = run.stderr
+      .split('\n')
+      .filter((line) => /^migration mig_\S+ completed/.test(line));
+    expect(finalLines).toHaveLength(1);
     for (const file of ['groups', 'acls', 'users', 'memberships', 'id-map']) {
       const text = await readFile(join(dir, 'report', `${file}.csv`), 'utf8');
       expect(text.length).toBeGreaterThan(0);
