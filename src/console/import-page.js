@@ -267,6 +267,12 @@ function changesList(record) {
   );
 }
 
+/** A sync's dry run past its threshold: a real run (or applying it) would be held. */
+function wouldBeHeld(info) {
+  const sync = info.sync;
+  return info.options?.dryRun === true && sync.locks + sync.deletes > sync.threshold;
+}
+
 /** "2 of 3 in scope missing: 2 locks, 0 deletes, 0 spared; threshold 0 (held)". */
 function syncText(info) {
   const sync = info.sync;
@@ -274,6 +280,7 @@ function syncText(info) {
   return (
     `${sync.missing} of ${sync.inScope} server records in scope are not in the file` +
     `${missing ? ` (${missing})` : ''}: ${sync.locks} locks, ${sync.deletes} deletes, ` +
-    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}`
+    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}` +
+    (wouldBeHeld(info) ? ', passed: a real run would be held' : '')
   );
 }

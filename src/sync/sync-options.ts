@@ -95,6 +95,15 @@ export function deletionThreshold(maxDeletes: string | undefined, inScope: numbe
   return count ?? Math.floor((inScope * percent!) / 100);
 }
 
+/** Whether a sync's locks and deletes pass its threshold: a real run is held, a dry run says so. */
+export function overThreshold(plan: {
+  locks: number;
+  deletes: number;
+  threshold: number;
+}): boolean {
+  return plan.locks + plan.deletes > plan.threshold;
+}
+
 /** The protected keys, one per line of a file: blank lines and lines starting with # are skipped. */
 export function parseProtectedText(text: string): string[] {
   return text

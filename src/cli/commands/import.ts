@@ -20,6 +20,7 @@ import { checkSyncOptions } from '../../sync/sync-options.js';
 import {
   addSyncOptions,
   describeSync,
+  wouldBeHeld,
   hasSyncOptions,
   syncOptionsFromCli,
   type SyncCommandOptions,
@@ -39,9 +40,12 @@ export interface ImportCommandOptions extends ImportOptionValues, SyncCommandOpt
  * approval (nothing written), 1 the import failed.
  */
 export function importExitCode(info: ImportInfo): number {
+  if (info.state === 'held') return 3;
+  // a dry run that a real run would hold ends like the real run
+  const ended = info.state === 'completed' || info.state === 'completed_with_errors';
+  if (ended && wouldBeHeld(info)) return 3;
   if (info.state === 'completed') return 0;
   if (info.state === 'completed_with_errors') return 2;
-  if (info.state === 'held') return 3;
   return 1;
 }
 
