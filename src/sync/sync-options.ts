@@ -145,7 +145,11 @@ export function compileScopePattern(pattern: string): RegExp {
   try {
     return new RegExp(pattern, 'u');
   } catch (error) {
-    throw new PorterError('PORTER_USAGE', `scope match: ${(error as Error).message}`, {
+    // `*@example.com` is a wildcard, not a pattern
+    const wildcard = /^[*?]/.test(pattern)
+      ? '; it is a regular expression, not a wildcard: write .* for "anything", e.g. @example\\.com$'
+      : '';
+    throw new PorterError('PORTER_USAGE', `scope match: ${(error as Error).message}${wildcard}`, {
       cause: error,
     });
   }
