@@ -11,6 +11,7 @@ import { newExportId } from '../../src/export/export-id.js';
 import type { ExportInfo } from '../../src/export/export-types.js';
 import { MANIFEST_KIND, type ExportManifest } from '../../src/export/manifest.js';
 import { applyRetention } from '../../src/export/retention.js';
+import { withExportLinks } from '../../src/http/routes/exports.js';
 import { waitFor } from '../helpers/redis.js';
 import { listTree, startExportHarness, type ExportHarness } from './export-fixture.js';
 
@@ -145,5 +146,16 @@ describe('a schedule with --keep', () => {
       .map((info) => info.id)
       .sort();
     expect((await readdir(join(harness.outDir, 'kept'))).sort()).toEqual(completed.slice(-2));
+    // the removed runs say so, and offer no file to download
+    for (const id of completed) {
+      const info = withExportLinks((await context.exportStore.get(id))!);
+      if (completed.slice(-2).includes(id)) {
+        expect(info.removedAt, id).toBeUndefined();
+        expect(Object.keys(info.links)).toContain('manifest.json');
+      } else {
+        expect(info.removedAt, id).toBeDefined();
+        expect(Object.keys(info.links)).toEqual(['self']);
+      }
+    }
   });
 });
