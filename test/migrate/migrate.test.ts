@@ -276,6 +276,17 @@ describe('porter migrate', () => {
       expect(text.length).toBeGreaterThan(0);
     }
     expect(pipeline.sandbox.store.counts()).toEqual({ users: 4, groups: 2, acls: 2 });
+    // porter report of a migration writes its report directory, or says how
+    const migrationId = run.stdout.trim();
+    const pointed = await runPorter(['report', migrationId], pipeline.childEnv());
+    expect(pointed.code).toBe(64);
+    expect(pointed.stderr).toContain(`porter report ${migrationId} --out DIR`);
+    const again = await runPorter(
+      ['report', migrationId, '--out', join(dir, 'again')],
+      pipeline.childEnv(),
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(await readFile(join(dir, 'again', 'id-map.csv'), 'utf8')).toContain(',');
     const refused = await runPorter(['migrate', bundleFile, '--report', dir], pipeline.childEnv());
     expect(refused.code).toBe(64);
     expect(refused.stderr).toContain('--report needs --wait');
