@@ -111,6 +111,20 @@ export async function importPage(root, { signal, meta }, importId) {
         ),
       );
     }
+    const changed = changedCount(info);
+    if (final && info.settled && changed > 0 && !info.options?.dryRun) {
+      buttons.push(
+        button(
+          `Undo ${changed} changes`,
+          () => {
+            // a new import that writes to the directory: asked once, naming what it turns back
+            if (!window.confirm(undoQuestion(info, changed))) return;
+            act('POST', `${base}/undo`, 'Undo started.');
+          },
+          'danger',
+        ),
+      );
+    }
     fill(actions, ...buttons);
   }
 
@@ -221,6 +235,30 @@ export async function importPage(root, { signal, meta }, importId) {
       if (!signal.aborted) actionStatus.append(notice('error', error.message));
     }
   }
+}
+
+/** Records the import changed on the server: created, updated, deleted or locked. */
+function changedCount(info) {
+  const actions = info.actions ?? {};
+  return ['create', 'update', 'delete', 'lock'].reduce(
+    (sum, action) => sum + (actions[action] ?? 0),
+    0,
+  );
+}
+
+function undoQuestion(info, changed) {
+  const actions = info.actions ?? {};
+  const parts = [
+    actions.create ? `delete the ${actions.create} records it created` : '',
+    actions.update || actions.lock
+      ? `restore the ${(actions.update ?? 0) + (actions.lock ?? 0)} records it updated or locked`
+      : '',
+    actions.delete ? `re-create the ${actions.delete} records it deleted` : '',
+  ].filter(Boolean);
+  return (
+    `Undo ${info.id}? A new import will ${parts.join(', ')} (${changed} records). ` +
+    'Records changed on the server since are left alone.'
+  );
 }
 
 function button(text, onclick, kind) {
