@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import { checkIngestOptions, loadMapping } from '../ingest/index.js';
+import { checkIngestOptions, DEFAULT_LIST_SEPARATOR, loadMapping } from '../ingest/index.js';
 import {
   IMPORT_MODES,
   LOOKUP_MODES,
@@ -32,7 +32,7 @@ export interface ImportOptionValues extends SyncCommandOptions {
   batchSize: number;
   map?: string;
   delimiter?: string;
-  listSeparator: string;
+  listSeparator?: string;
   emptyAsClear?: boolean;
   allowAdmin?: boolean;
   allowLookalike?: boolean;
@@ -67,8 +67,14 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
     .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
-    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
-    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option(
+      '--delimiter <char>',
+      "CSV delimiter: , ; tab or | (default: the mapping file's delimiter, else detected)",
+    )
+    .option(
+      '--list-separator <char>',
+      "separator of lists inside one cell (default: the mapping file's listSeparator, else |)",
+    )
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
     .option(
       '--allow-admin',
@@ -124,15 +130,17 @@ export async function importOptionsFrom(
   if (values.mode === undefined) {
     throw new PorterError('PORTER_USAGE', `--mode is required: ${IMPORT_MODES.join(', ')}`);
   }
-  const delimiter = values.delimiter === 'tab' ? '\t' : values.delimiter;
   const mapping = values.map
     ? loadMapping(await readJsonFile(values.map, '--map'), resource)
     : undefined;
+  // an option given on the command line wins over the mapping file
+  const delimiter = values.delimiter === 'tab' ? '\t' : (values.delimiter ?? mapping?.delimiter);
+  const listSeparator = values.listSeparator ?? mapping?.listSeparator ?? DEFAULT_LIST_SEPARATOR;
   checkIngestOptions({
     resource,
     mode: values.mode,
     delimiter,
-    listSeparator: values.listSeparator,
+    listSeparator,
     mapping,
   });
   if (values.mode !== 'sync' && hasSyncOptions(values)) {
@@ -146,7 +154,7 @@ export async function importOptionsFrom(
     resource,
     mode: values.mode,
     batchSize: values.batchSize,
-    listSeparator: values.listSeparator,
+    listSeparator,
     delimiter,
     emptyAsClear: values.emptyAsClear === true,
     allowAdmin: values.allowAdmin === true,

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ERROR_CODES } from '../errors/codes.js';
 import { isPorterError } from '../errors/porter-error.js';
 import { registerCommands } from './commands/index.js';
+import { safeSuggestion } from './suggestions.js';
 import { PORTER_VERSION } from '../version.js';
 
 /** One line on standard error: what went wrong and its code, never a stack trace. */
@@ -20,7 +21,9 @@ const program = new Command()
   .configureOutput({
     // a wrong argument is one line with its code, like every other error
     outputError: (text, write) =>
-      write(`porter: ${oneLine(text.replace(/^error: /, ''))} (see --help) [PORTER_USAGE]\n`),
+      write(
+        `porter: ${oneLine(safeSuggestion(text.replace(/^error: /, '')))} (see --help) [PORTER_USAGE]\n`,
+      ),
   })
   .exitOverride();
 

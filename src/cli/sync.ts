@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { PorterError } from '../errors/porter-error.js';
 import { MISSING_ACTIONS, type ImportInfo, type SyncOptions } from '../model/import.js';
-import { parseProtectedText, type SyncOptionsInput } from '../sync/sync-options.js';
+import { overThreshold, parseProtectedText, type SyncOptionsInput } from '../sync/sync-options.js';
 import { oneOf } from './options.js';
 import { checkInputFile } from './paths.js';
 
@@ -84,8 +84,19 @@ export function describeSync(info: ImportInfo): string {
       `see the records: porter status ${info.id} · porter report ${info.id} --status planned,skipped`,
       `then: porter approve ${info.id} (writes the plan) or porter cancel ${info.id} (drops it)`,
     );
+  } else if (wouldBeHeld(info)) {
+    lines.push(
+      `a real run would be held: ${plan.locks + plan.deletes} locks and deletes pass the threshold ` +
+        `of ${plan.threshold}; nothing was written (exit 3)`,
+      `to go ahead: porter apply ${info.id} (held in turn; then porter approve), or raise --max-deletes`,
+    );
   } else if (plan.approvedFrom) {
     lines.push(`approved plan of ${plan.approvedFrom}`);
   }
   return lines.join('\n');
+}
+
+/** A dry run of a sync whose locks and deletes pass the threshold: a real run would be held. */
+export function wouldBeHeld(info: ImportInfo): boolean {
+  return info.options.dryRun === true && info.sync !== undefined && overThreshold(info.sync);
 }

@@ -179,26 +179,28 @@ function renderExports(exports) {
       `${info.request?.resource ?? '—'} · ${info.request?.format ?? '—'}${info.schedule ? ` (schedule ${info.schedule.name})` : ''}`,
       h('span', { class: `badge state-${info.state}` }, info.state),
       String(info.written ?? 0),
-      info.state === 'completed'
-        ? h(
-            'div',
-            { class: 'files' },
-            (info.files ?? []).map((file) =>
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'secondary small',
-                  onclick: (event) =>
-                    download(info.links[file.name], `${info.id}-${file.name}`).catch((error) =>
-                      event.target.after(notice('error', error.message)),
-                    ),
-                },
-                `${file.name}`,
+      info.removedAt
+        ? h('span', { class: 'muted' }, 'removed by retention')
+        : info.state === 'completed'
+          ? h(
+              'div',
+              { class: 'files' },
+              (info.files ?? []).map((file) =>
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'secondary small',
+                    onclick: (event) =>
+                      download(info.links[file.name], `${info.id}-${file.name}`).catch((error) =>
+                        event.target.after(notice('error', error.message)),
+                      ),
+                  },
+                  `${file.name}`,
+                ),
               ),
-            ),
-          )
-        : (info.reason ?? '—'),
+            )
+          : (info.reason ?? '—'),
       showTime(info.createdAt),
     ]),
   );

@@ -117,6 +117,20 @@ export async function importPage(root, { signal, meta }, importId) {
       }
       if (selection.leftOut.total > 0) leftOutNote = leftOutText(selection.leftOut);
     }
+    const changed = changedCount(info);
+    if (final && info.settled && changed > 0 && !info.options?.dryRun) {
+      buttons.push(
+        button(
+          `Undo ${changed} changes`,
+          () => {
+            // a new import that writes to the directory: asked once, naming what it turns back
+            if (!window.confirm(undoQuestion(info, changed))) return;
+            act('POST', `${base}/undo`, 'Undo started.');
+          },
+          'danger',
+        ),
+      );
+    }
     fill(actions, ...buttons, leftOutNote);
   }
 
@@ -244,6 +258,30 @@ function leftOutText(leftOut) {
   );
 }
 
+/** Records the import changed on the server: created, updated, deleted or locked. */
+function changedCount(info) {
+  const actions = info.actions ?? {};
+  return ['create', 'update', 'delete', 'lock'].reduce(
+    (sum, action) => sum + (actions[action] ?? 0),
+    0,
+  );
+}
+
+function undoQuestion(info, changed) {
+  const actions = info.actions ?? {};
+  const parts = [
+    actions.create ? `delete the ${actions.create} records it created` : '',
+    actions.update || actions.lock
+      ? `restore the ${(actions.update ?? 0) + (actions.lock ?? 0)} records it updated or locked`
+      : '',
+    actions.delete ? `re-create the ${actions.delete} records it deleted` : '',
+  ].filter(Boolean);
+  return (
+    `Undo ${info.id}? A new import will ${parts.join(', ')} (${changed} records). ` +
+    'Records changed on the server since are left alone.'
+  );
+}
+
 function button(text, onclick, kind) {
   return h('button', { type: 'button', class: kind, onclick }, text);
 }
@@ -288,6 +326,12 @@ function changesList(record) {
   );
 }
 
+/** A sync's dry run past its threshold: a real run (or applying it) would be held. */
+function wouldBeHeld(info) {
+  const sync = info.sync;
+  return info.options?.dryRun === true && sync.locks + sync.deletes > sync.threshold;
+}
+
 /** "2 of 3 in scope missing: 2 locks, 0 deletes, 0 spared; threshold 0 (held)". */
 function syncText(info) {
   const sync = info.sync;
@@ -295,6 +339,7 @@ function syncText(info) {
   return (
     `${sync.missing} of ${sync.inScope} server records in scope are not in the file` +
     `${missing ? ` (${missing})` : ''}: ${sync.locks} locks, ${sync.deletes} deletes, ` +
-    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}`
+    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}` +
+    (wouldBeHeld(info) ? ', passed: a real run would be held' : '')
   );
 }

@@ -41,7 +41,7 @@ function render(imports) {
     'Imports, newest first',
     ['Import', 'Source', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
     imports.map((info) => [
-      h('a', { href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
+      h('a', { class: 'id', href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
       info.source ?? '—',
       `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}`,
       stateBadge(info.state),

@@ -76,7 +76,11 @@ export async function newImportPage(root, { signal, meta }) {
   const scopeMatch = h('input', {
     type: 'text',
     id: 'scopeMatch',
-    placeholder: 'e.g. *@example.com',
+    placeholder: 'e.g. @example\\.com$',
+  });
+  // marked as it is typed; Start import says why (native validation would only show a bubble)
+  scopeMatch.addEventListener('input', () => {
+    scopeMatch.setAttribute('aria-invalid', String(scopeMatchProblem(scopeMatch.value) !== ''));
   });
   const protect = h('textarea', { id: 'protect', rows: 3, cols: 30 });
   const syncOptions = h(
@@ -372,6 +376,12 @@ export async function newImportPage(root, { signal, meta }) {
     form.append('allowLookalike', String(allowLookalike.checked));
     if (lookup.value) form.append('lookup', lookup.value);
     if (maxFailures.value.trim()) form.append('maxFailures', maxFailures.value.trim());
+    const scopeProblem = mode.value === 'sync' ? scopeMatchProblem(scopeMatch.value) : '';
+    if (scopeProblem) {
+      submitStatus.append(notice('error', `Only keys matching: ${scopeProblem}`));
+      scopeMatch.focus();
+      return;
+    }
     if (mode.value === 'sync') {
       if (missing.value) form.append('missing', missing.value);
       if (maxDeletes.value.trim()) form.append('maxDeletes', maxDeletes.value.trim());
@@ -390,6 +400,24 @@ export async function newImportPage(root, { signal, meta }) {
       fill(submitStatus, notice('error', error.message));
       startButton.disabled = false;
     }
+  }
+}
+
+/**
+ * Why a scope pattern is not a regular expression, or '' (the server checks it again, with its
+ * limits on length and nested repetition).
+ */
+function scopeMatchProblem(text) {
+  const pattern = text.trim();
+  if (pattern === '') return '';
+  try {
+    new RegExp(pattern, 'u');
+    return '';
+  } catch (error) {
+    const wildcard = /^[*?]/.test(pattern)
+      ? ' It is a regular expression, not a wildcard: write .* for "anything", e.g. @example\\.com$.'
+      : '';
+    return `not a regular expression (${error.message}).${wildcard}`;
   }
 }
 

@@ -111,7 +111,7 @@ export async function executeExport(
     return store.require(exportId);
   }
   // retention before the state says completed, so a completed run has had its retention
-  const warnings = info.schedule ? await retain(info, exportId, log) : [];
+  const warnings = info.schedule ? await retain(info, exportId, store, log) : [];
   await writing;
   await store.complete(exportId, { ...manifest, warnings: [...manifest.warnings, ...warnings] });
   log.info({ counts: manifest.counts }, 'export completed');
@@ -119,7 +119,12 @@ export async function executeExport(
 }
 
 /** Applies the schedule's --keep after a successful run; returns warnings for the state. */
-async function retain(info: ExportInfo, exportId: string, log: Logger): Promise<string[]> {
+async function retain(
+  info: ExportInfo,
+  exportId: string,
+  store: ExportStore,
+  log: Logger,
+): Promise<string[]> {
   const keep = info.schedule?.keep;
   if (!info.schedule || keep === undefined) return [];
   try {
@@ -130,6 +135,7 @@ async function retain(info: ExportInfo, exportId: string, log: Logger): Promise<
       currentId: exportId,
     });
     if (result.removed.length > 0) log.info({ removed: result.removed }, 'older runs removed');
+    await store.markRemoved(result.removed);
     return result.keptForeign.map(
       (id) => `retention: run ${id} was removed, but its directory holds other files and stays`,
     );

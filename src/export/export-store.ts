@@ -83,6 +83,7 @@ export function decodeExport(hash: Record<string, string>): ExportInfo | undefin
   if (hash.reason !== undefined) info.reason = hash.reason;
   if (hash.startedAt !== undefined) info.startedAt = hash.startedAt;
   if (hash.finishedAt !== undefined) info.finishedAt = hash.finishedAt;
+  if (hash.removedAt !== undefined) info.removedAt = hash.removedAt;
   return info;
 }
 
@@ -216,6 +217,17 @@ export class ExportStore {
       this.ttlSeconds,
     );
     return Number(changed) === 1;
+  }
+
+  /** Retention removed these runs' files: their state says so (runs no longer kept are skipped). */
+  async markRemoved(exportIds: readonly string[]): Promise<void> {
+    const removedAt = new Date().toISOString();
+    for (const exportId of exportIds) {
+      if (!isValidExportId(exportId)) continue;
+      // HSET on an expired run would make a hash without its state: set it only where it is
+      const key = exportKey(this.prefix, exportId);
+      if ((await this.redis.exists(key)) === 1) await this.redis.hset(key, 'removedAt', removedAt);
+    }
   }
 
   private async update(exportId: string, fields: Record<string, string>): Promise<void> {

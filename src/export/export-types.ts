@@ -66,6 +66,8 @@ export interface ExportInfo {
   /** The run's files; filled when it completes. */
   files: ExportFile[];
   warnings: string[];
+  /** When the schedule's retention (--keep) removed the run's files; they cannot be downloaded. */
+  removedAt?: string;
 }
 
 /** Records in the batches they were read in: an export pays per batch, not per record. */

@@ -2,7 +2,12 @@
 import { z } from 'zod';
 import { RESOURCE_NAMES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import { loadMapping, type InputFormat, type Mapping } from '../ingest/index.js';
+import {
+  DEFAULT_LIST_SEPARATOR,
+  loadMapping,
+  type InputFormat,
+  type Mapping,
+} from '../ingest/index.js';
 import {
   IMPORT_MODES,
   MISSING_ACTIONS,
@@ -22,7 +27,8 @@ export const importFieldsSchema = z.object({
   resource: z.enum(RESOURCE_NAMES as [string, ...string[]]),
   mode: z.enum(IMPORT_MODES as [string, ...string[]]),
   batchSize: z.coerce.number().int().positive().max(10_000).default(100),
-  listSeparator: z.string().min(1).max(3).default('|'),
+  /** Default: the mapping's listSeparator, else "|". */
+  listSeparator: z.string().min(1).max(3).optional(),
   delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
   emptyAsClear: flag.default(false),
   allowAdmin: flag.default(false),
@@ -84,8 +90,9 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       resource: value.resource as ImportOptions['resource'],
       mode: value.mode as ImportOptions['mode'],
       batchSize: value.batchSize,
-      listSeparator: value.listSeparator,
-      delimiter: value.delimiter === 'tab' ? '\t' : value.delimiter,
+      // a field of the request wins over the mapping
+      listSeparator: value.listSeparator ?? mapping?.listSeparator ?? DEFAULT_LIST_SEPARATOR,
+      delimiter: value.delimiter === 'tab' ? '\t' : (value.delimiter ?? mapping?.delimiter),
       emptyAsClear: value.emptyAsClear,
       allowAdmin: value.allowAdmin,
       allowLookalike: value.allowLookalike,

@@ -5,7 +5,8 @@
  * ```json
  * { "columns": { "Login": "username", "Team": "groups" },
  *   "ignore": ["Notes"],
- *   "defaults": { "type": "General User" } }
+ *   "defaults": { "type": "General User" },
+ *   "listSeparator": ",", "delimiter": ";" }
  * ```
  */
 import { z } from 'zod';
@@ -19,6 +20,10 @@ export interface Mapping {
   ignore: string[];
   /** Field → value given to every record that does not carry the field. */
   defaults: Record<string, unknown>;
+  /** Separator of lists in one cell, when the import's options do not set one. */
+  listSeparator?: string;
+  /** CSV delimiter (',', ';', '\t' or '|'), when the import's options do not set one. */
+  delimiter?: string;
 }
 
 const mappingSchema = z.strictObject({
@@ -26,6 +31,9 @@ const mappingSchema = z.strictObject({
   columns: z.record(z.string(), z.string()).optional(),
   ignore: z.array(z.string()).optional(),
   defaults: z.record(z.string(), z.unknown()).optional(),
+  listSeparator: z.string().min(1).max(3).optional(),
+  // the delimiters of src/ingest/options.ts (which imports this file)
+  delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
 });
 
 function invalid(problem: string): PorterError {
@@ -40,8 +48,8 @@ export function columnKey(column: string): string {
 }
 
 /**
- * Reads a parsed mapping file (`columns`, `ignore`, `defaults`, all optional, plus a free
- * `description`). With `resource`, field names are checked too (see {@link checkMappingFields}).
+ * Reads a parsed mapping file (`columns`, `ignore`, `defaults`, `listSeparator`, `delimiter`,
+ * all optional, plus a free `description`). With `resource`, field names are checked too (see {@link checkMappingFields}).
  */
 export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
   const parsed = mappingSchema.safeParse(json);
@@ -55,6 +63,10 @@ export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
     ignore: parsed.data.ignore ?? [],
     defaults: parsed.data.defaults ?? {},
   };
+  if (parsed.data.listSeparator !== undefined) mapping.listSeparator = parsed.data.listSeparator;
+  if (parsed.data.delimiter !== undefined) {
+    mapping.delimiter = parsed.data.delimiter === 'tab' ? '\t' : parsed.data.delimiter;
+  }
   checkColumns(mapping);
   if (resource !== undefined) checkMappingFields(mapping, resource);
   return mapping;

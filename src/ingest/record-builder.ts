@@ -11,7 +11,7 @@ import { coerceJson, coerceText, showValue } from './coerce.js';
 import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
 import type { IngestSettings } from './options.js';
 import type { IngestItem, RawRecord, RecordErrorCode } from './types.js';
-import { missingKey, recordWarnings } from './validate.js';
+import { missingKey, recordWarnings, valueProblems } from './validate.js';
 
 interface Problem {
   field?: string;
@@ -135,6 +135,14 @@ export class RecordBuilder {
         field: missing.field,
         value: column === undefined ? undefined : raw.input[column],
         message: `field "${missing.field}" ${missing.reason}`,
+      });
+    }
+    for (const problem of valueProblems(this.settings.resource, record)) {
+      const column = columnOf.get(problem.field);
+      problems.push({
+        field: problem.field,
+        value: column === undefined ? record[problem.field] : raw.input[column],
+        message: `field "${problem.field}" ${problem.reason}`,
       });
     }
     if (problems.length > 0) return this.invalid(raw, problems, record);

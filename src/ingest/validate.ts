@@ -3,6 +3,7 @@
  * values the product may not know (they are sent anyway; the admin guard lives in the planner).
  */
 import type { ResourceName } from '../admin/resources.js';
+import { emailProblem } from '../admin/email.js';
 import { KNOWN_PERMISSIONS, USER_TYPES } from '../admin/schemas.js';
 import type { ImportMode } from '../model/import.js';
 
@@ -46,6 +47,18 @@ export function missingKey(
       return undefined;
     }
   }
+}
+
+/** Values the admin server refuses, checked before anything is sent: a user's email. */
+export function valueProblems(
+  resource: ResourceName,
+  record: Readonly<Record<string, unknown>>,
+): RecordProblem[] {
+  if (resource !== 'users' || typeof record.email !== 'string' || record.email === '') return [];
+  const problem = emailProblem(record.email);
+  return problem === undefined
+    ? []
+    : [{ field: 'email', reason: `is not an email address: it ${problem}` }];
 }
 
 const USER_TYPE_SET: ReadonlySet<string> = new Set(USER_TYPES);

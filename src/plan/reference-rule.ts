@@ -78,7 +78,10 @@ export function decideReference(
   if (wanted.id === undefined) {
     return byName
       ? { kind: 'resolved', id: byName.id }
-      : { kind: 'unresolved', message: `${kind} ${JSON.stringify(wanted.name)} does not exist` };
+      : {
+          kind: 'unresolved',
+          message: `${kind} ${JSON.stringify(wanted.name)} does not exist${separatorHint(wanted.name)}`,
+        };
   }
   // a bare number: a name when a record has it, else an id
   if (!byName) return { kind: 'resolved', id: wanted.id };
@@ -91,6 +94,23 @@ export function decideReference(
     };
   }
   return { kind: 'resolved', id: byName.id };
+}
+
+/** Characters that separate list items in the files people keep. */
+const LIKELY_SEPARATORS = [',', ';', '|', '\t'];
+
+/**
+ * When a name that was not found holds a likely list separator, the list was probably split by
+ * another one: say how to set it.
+ */
+function separatorHint(name: string): string {
+  const found = LIKELY_SEPARATORS.find((separator) => name.includes(separator));
+  if (found === undefined) return '';
+  const shown = found === '\t' ? 'tab' : found;
+  return (
+    `; if "${shown}" separates a list here, set the list separator to "${shown}" ` +
+    `(--list-separator, or "listSeparator" in the mapping file)`
+  );
 }
 
 /** How to write a name so it reads back as that name (for files porter writes). */

@@ -53,6 +53,8 @@ export interface SandboxOptions {
   host?: string;
   /** Port to listen on; 0 picks a free one. @defaultValue 8080 */
   port?: number;
+  /** The flags that choose host and port, named when the address is refused. @defaultValue '--host or --port' */
+  addressFlags?: string;
   /** When set, requests must carry it as `apikey` query parameter or header. */
   apiKey?: string;
   /** With `password`: requests may authenticate by HTTP Basic or `user`/`pass` parameters. */

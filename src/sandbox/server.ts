@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { PorterError } from '../errors/porter-error.js';
+import { listenOn } from '../util/listen.js';
 import { createSandbox } from './app.js';
 import type { FaultOptions, SandboxOptions } from './options.js';
 import type { SandboxStore } from './store.js';
@@ -40,20 +40,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const { app, store, faults } = await createSandbox(options);
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 8080;
-  try {
-    await app.listen({ host, port });
-  } catch (error) {
-    await app.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      throw new PorterError(
-        'PORTER_USAGE',
-        `sandbox cannot listen on ${host}:${port} (${code}); choose another --host or --port`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+  await listenOn(app, {
+    host,
+    port,
+    what: 'sandbox',
+    flags: options.addressFlags ?? '--host or --port',
+  });
   const address = app.server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   return {

@@ -1,5 +1,6 @@
 /** userManager: reading users, and planning and applying user writes (spec 2.3, 4.3). */
 import { z } from 'zod';
+import { emailProblem } from '../admin/email.js';
 import { USER_TYPES, userFields, userRecordSchema } from '../admin/schemas.js';
 import { Draft } from './draft.js';
 import { alreadyExists, badRequest, notFound, unknownReference } from './errors.js';
@@ -106,6 +107,12 @@ export function userPlanner(store: SandboxStore): WritePlanner<UserOp> {
     }
     if (record.status !== undefined && !USER_STATUSES.includes(record.status)) {
       throw badRequest(`status must be one of ${USER_STATUSES.map((s) => `"${s}"`).join(', ')}`);
+    }
+    const emailText = record.email ? emailProblem(record.email) : undefined;
+    if (emailText !== undefined) {
+      throw badRequest(
+        `email ${JSON.stringify(record.email)} is not an email address: it ${emailText}`,
+      );
     }
     const groups = unique(record.groups ?? []);
     for (const groupId of groups) {

@@ -16,7 +16,12 @@ import type { PrepareDeps } from '../snapshot/prepare-import.js';
 import { decodeCompact } from '../snapshot/record-codec.js';
 import { missingListKey, snapshotKeys } from '../snapshot/snapshot-keys.js';
 import type { LookupInfo } from '../snapshot/lookup-mode.js';
-import { compileScopePattern, deletionThreshold, keyInScope } from './sync-options.js';
+import {
+  compileScopePattern,
+  deletionThreshold,
+  keyInScope,
+  overThreshold,
+} from './sync-options.js';
 import { decideMissing, syncRules } from './sync-rules.js';
 
 /** Missing keys read per Redis round trip. */
@@ -203,6 +208,6 @@ async function stageMissing(
   }
   await redis.unlink(listKey);
   plan.threshold = deletionThreshold(sync!.maxDeletes, plan.inScope);
-  plan.held = dryRun !== true && plan.locks + plan.deletes > plan.threshold;
+  plan.held = dryRun !== true && overThreshold(plan);
   return plan;
 }

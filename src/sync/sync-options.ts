@@ -95,6 +95,15 @@ export function deletionThreshold(maxDeletes: string | undefined, inScope: numbe
   return count ?? Math.floor((inScope * percent!) / 100);
 }
 
+/** Whether a sync's locks and deletes pass its threshold: a real run is held, a dry run says so. */
+export function overThreshold(plan: {
+  locks: number;
+  deletes: number;
+  threshold: number;
+}): boolean {
+  return plan.locks + plan.deletes > plan.threshold;
+}
+
 /** The protected keys, one per line of a file: blank lines and lines starting with # are skipped. */
 export function parseProtectedText(text: string): string[] {
   return text
@@ -136,7 +145,11 @@ export function compileScopePattern(pattern: string): RegExp {
   try {
     return new RegExp(pattern, 'u');
   } catch (error) {
-    throw new PorterError('PORTER_USAGE', `scope match: ${(error as Error).message}`, {
+    // `*@example.com` is a wildcard, not a pattern
+    const wildcard = /^[*?]/.test(pattern)
+      ? '; it is a regular expression, not a wildcard: write .* for "anything", e.g. @example\\.com$'
+      : '';
+    throw new PorterError('PORTER_USAGE', `scope match: ${(error as Error).message}${wildcard}`, {
       cause: error,
     });
   }

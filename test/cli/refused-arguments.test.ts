@@ -49,6 +49,16 @@ async function expectRefused(result: CliResult, exitCode: number, code: string, 
 }
 
 describe('refused before anything is stored', () => {
+  it('a mistyped flag is never answered with a guess that deletes or overrides', async () => {
+    // commander's nearest flag to --mapping is --missing, the deletion policy of a sync
+    const result = await porter(importArgs('--mapping', 'mapping.json', '--wait'));
+    await expectRefused(result, 64, 'PORTER_USAGE', /unknown option '--mapping'/);
+    expect(result.stderr).not.toMatch(/--missing|Did you mean/);
+    // a harmless guess is still offered
+    const typo = await porter(importArgs('--batchsize', '5', '--wait'));
+    await expectRefused(typo, 64, 'PORTER_USAGE', /\(Did you mean --batch-size\?\) \(see --help\)/);
+  });
+
   it('--max-failures that is not a number or a percentage: 64', async () => {
     for (const value of ['abc', '-1']) {
       await expectRefused(

@@ -273,3 +273,47 @@ describe('console: an import', () => {
     expect(await page.getByText('dropped.csv').first().textContent()).toContain('dropped.csv');
   });
 });
+
+describe('console: undo', () => {
+  it('an import that changed records has an Undo button that asks first, naming the counts', async () => {
+    const { info } = await harness.pipeline.run(
+      csv(
+        ['username', 'email'],
+        [
+          ['undo.one', 'one@example.com'],
+          ['undo.two', 'two@example.com'],
+        ],
+      ),
+      { resource: 'users', mode: 'create' },
+    );
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/${encodeURIComponent(info.id)}`);
+    const undo = page.getByRole('button', { name: 'Undo 2 changes' });
+    await undo.waitFor();
+
+    // declined: nothing happens
+    const questions: string[] = [];
+    page.once('dialog', (dialog) => {
+      questions.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await undo.click();
+    await eventually(() => questions.length).toBe(1);
+    expect(questions[0]).toContain(
+      `Undo ${info.id}? A new import will delete the 2 records it created`,
+    );
+    expect(harness.pipeline.sandbox.store.userByName('undo.one')).toBeDefined();
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await undo.click();
+    await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(info.id)));
+    await page
+      .locator('.summary')
+      .getByText('completed', { exact: true })
+      .waitFor({ timeout: 60_000 });
+    expect(harness.pipeline.sandbox.store.userByName('undo.one')).toBeUndefined();
+    expect(harness.pipeline.sandbox.store.userByName('undo.two')).toBeUndefined();
+    expect(harness.problems).toEqual([]);
+  }, 120_000);
+});

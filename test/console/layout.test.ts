@@ -102,3 +102,42 @@ describe('console: layout and keyboard', () => {
     await page.getByRole('heading', { name: 'Exports', level: 1 }).waitFor();
   });
 });
+
+/** Lines a cell's text takes: its height over its line height. */
+function lines(page: Page, selector: string): Promise<number> {
+  return page.evaluate(`(() => {
+    const element = document.querySelector(${JSON.stringify(selector)});
+    const style = getComputedStyle(element);
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    return Math.round(range.getBoundingClientRect().height / parseFloat(style.lineHeight));
+  })()`);
+}
+
+describe('console: text that should not wrap word by word', () => {
+  it('an import id is one line, and a preview error a few, at 1280×800 and 390×844', async () => {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      const page = await harness.newPage(viewport);
+      await signIn(page, harness.baseUrl);
+      await page.getByRole('table', { name: 'Imports, newest first' }).waitFor();
+      expect(await lines(page, 'table.imports tbody tr td:first-child a')).toBe(1);
+
+      await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+      await page.getByLabel('File (CSV, JSON or NDJSON)').setInputFiles({
+        name: 'bad.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from(
+          csv(
+            ['username', 'email', 'firstName', 'lastName', 'company', 'dept', 'city'],
+            [['bad.one', 'bad', 'Bad', 'One', 'Acme', 'Sales', 'Berlin']],
+          ),
+        ),
+      });
+      await page.getByRole('table', { name: 'First records of the file' }).waitFor();
+      expect(await lines(page, 'table.preview tbody tr td:nth-child(3)')).toBeLessThanOrEqual(4);
+    }
+  });
+});

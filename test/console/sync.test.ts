@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileScopePattern } from '../../src/sync/sync-options.js';
 import { csv } from '../helpers/pipeline.js';
 import { eventually, signIn, startConsoleHarness, type ConsoleHarness } from './harness.js';
 
@@ -71,6 +72,36 @@ describe('console: a sync held for approval', () => {
     expect(byKey['sync.bob']).toMatchObject({ status: 'succeeded', action: 'lock' });
     expect(byKey['sync.cid']).toMatchObject({ status: 'succeeded', action: 'lock' });
     expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('completed');
+    expect(harness.problems).toEqual([]);
+  });
+});
+
+describe('console: a sync scope pattern', () => {
+  it('shows an example that is a valid pattern, and refuses a wildcard before uploading', async () => {
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+    await page.getByLabel('File (CSV, JSON or NDJSON)').setInputFiles({
+      name: 'scope.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv(['username'], [['scope.ann']])),
+    });
+    await page.getByLabel('Mode').selectOption('sync');
+    const scope = page.getByLabel('Only keys matching');
+    const example = (await scope.getAttribute('placeholder'))!.replace(/^e\.g\. /, '');
+    expect(() => compileScopePattern(example)).not.toThrow();
+
+    const before = (await harness.pipeline.context.store.list({ limit: 100 })).length;
+    await scope.fill('*@example.com');
+    await eventually(() =>
+      page.getByRole('table', { name: 'First records of the file' }).getByRole('row').count(),
+    ).toBe(2);
+    await page.getByRole('button', { name: 'Start import' }).click();
+    await eventually(() => page.getByRole('alert').first().textContent()).toMatch(
+      /Only keys matching: not a regular expression .*not a wildcard/,
+    );
+    expect(page.url()).toMatch(/#\/imports\/new$/);
+    expect((await harness.pipeline.context.store.list({ limit: 100 })).length).toBe(before);
     expect(harness.problems).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ import { newExportId } from '../../src/export/export-id.js';
 import type { ExportInfo } from '../../src/export/export-types.js';
 import { MANIFEST_KIND, type ExportManifest } from '../../src/export/manifest.js';
 import { applyRetention } from '../../src/export/retention.js';
+import { withExportLinks } from '../../src/http/routes/exports.js';
+import { runPorter } from '../helpers/porter-cli.js';
 import { waitFor } from '../helpers/redis.js';
 import { listTree, startExportHarness, type ExportHarness } from './export-fixture.js';
 
@@ -109,7 +111,7 @@ describe('a schedule with --keep', () => {
   });
   afterAll(async () => harness?.close());
 
-  it('keeps its newest runs after each successful run', async () => {
+  it('keeps its newest runs after each successful run', { timeout: 60_000 }, async () => {
     const { context } = harness.pipeline;
     await addSchedule(context, {
       name: 'kept',
@@ -145,5 +147,28 @@ describe('a schedule with --keep', () => {
       .map((info) => info.id)
       .sort();
     expect((await readdir(join(harness.outDir, 'kept'))).sort()).toEqual(completed.slice(-2));
+    // porter status of a run shows the export; schedule history lists the schedule's runs
+    const env = harness.pipeline.childEnv();
+    const newest = completed.at(-1)!;
+    const status = await runPorter(['status', newest], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`export ${newest} completed`);
+    const history = await runPorter(['schedule', 'history', 'kept'], env);
+    expect(history.code, history.stderr).toBe(0);
+    const lines = history.stdout.trim().split('\n');
+    expect(lines).toHaveLength(settled.length);
+    expect(lines[0]).toContain(settled[0]!.id);
+    expect(history.stdout).toContain('files removed by retention');
+    // the removed runs say so, and offer no file to download
+    for (const id of completed) {
+      const info = withExportLinks((await context.exportStore.get(id))!);
+      if (completed.slice(-2).includes(id)) {
+        expect(info.removedAt, id).toBeUndefined();
+        expect(Object.keys(info.links)).toContain('manifest.json');
+      } else {
+        expect(info.removedAt, id).toBeDefined();
+        expect(Object.keys(info.links)).toEqual(['self']);
+      }
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { emailProblem } from '../../src/admin/email.js';
 import { PorterError } from '../../src/errors/porter-error.js';
 import { ingest } from '../../src/ingest/index.js';
 import { ingestItems, ingestRecords } from './ingest-fixture.js';
@@ -26,6 +27,52 @@ describe('record validation', () => {
     expect(items[0]).toMatchObject({ kind: 'invalid', key: 'alice', field: 'substitutionMap' });
     expect(items[1]).toMatchObject({ kind: 'invalid', field: 'username' });
     expect((items[1] as { key?: string }).key).toBeUndefined();
+  });
+
+  it('refuses an email that is not an email address, naming the row, field and value', async () => {
+    const items = await ingestItems(
+      'username,email\nann,not-an-email\nbob,bob@example.com\ncid,\ndan,dan@x\neve,e ve@example.com\n',
+      { mode: 'upsert' },
+    );
+    expect(items[0]).toMatchObject({
+      kind: 'invalid',
+      field: 'email',
+      value: 'not-an-email',
+      key: 'ann',
+      errorCode: 'PORTER_ROW_INVALID',
+      error: 'row 1: field "email" is not an email address: it has no "@"',
+    });
+    expect(items.map((item) => item.kind)).toEqual([
+      'invalid',
+      'record',
+      'record',
+      'record',
+      'invalid',
+    ]);
+  });
+
+  it('checks an email by a bounded rule', () => {
+    for (const good of [
+      'a@b.c',
+      'ann@x',
+      'jürgen.müller@bücher.de',
+      "o'neil+hr@mail.example.org",
+    ]) {
+      expect(emailProblem(good)).toBeUndefined();
+    }
+    for (const bad of [
+      'plain',
+      '@x.org',
+      'a@',
+      'a@b..c',
+      'a@-b.c',
+      'a b@c.d',
+      'a@b@c',
+      `${'a'.repeat(65)}@b.c`,
+      `a@${'b'.repeat(260)}.c`,
+    ]) {
+      expect(emailProblem(bad)).toBeDefined();
+    }
   });
 
   it('requires a name for groups', async () => {

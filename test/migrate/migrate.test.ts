@@ -266,11 +266,27 @@ describe('porter migrate', () => {
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/memberships\s+done\s+2\/2 group member lists: 2 succeeded/);
+    // the last state is said once, then the stages
+    const finalLines = run.stderr
+      .split('\n')
+      .filter((line) => /^migration mig_\S+ completed/.test(line));
+    expect(finalLines).toHaveLength(1);
     for (const file of ['groups', 'acls', 'users', 'memberships', 'id-map']) {
       const text = await readFile(join(dir, 'report', `${file}.csv`), 'utf8');
       expect(text.length).toBeGreaterThan(0);
     }
     expect(pipeline.sandbox.store.counts()).toEqual({ users: 4, groups: 2, acls: 2 });
+    // porter report of a migration writes its report directory, or says how
+    const migrationId = run.stdout.trim();
+    const pointed = await runPorter(['report', migrationId], pipeline.childEnv());
+    expect(pointed.code).toBe(64);
+    expect(pointed.stderr).toContain(`porter report ${migrationId} --out DIR`);
+    const again = await runPorter(
+      ['report', migrationId, '--out', join(dir, 'again')],
+      pipeline.childEnv(),
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(await readFile(join(dir, 'again', 'id-map.csv'), 'utf8')).toContain(',');
     const refused = await runPorter(['migrate', bundleFile, '--report', dir], pipeline.childEnv());
     expect(refused.code).toBe(64);
     expect(refused.stderr).toContain('--report needs --wait');

@@ -170,3 +170,41 @@ describe('the documentation', () => {
     expect(lines).toBeLessThanOrEqual(README_MAX_LINES);
   });
 });
+
+/** The `porter …` command lines of the code blocks of a text, continuation lines joined. */
+function commandLines(text: string): string[] {
+  const lines: string[] = [];
+  for (const block of text.matchAll(/^(```|~~~)[^\n]*\n([\s\S]*?)^\1[^\n]*$/gm)) {
+    const joined = block[2]!.replace(/\\\n\s*/g, ' ');
+    for (const line of joined.split('\n')) {
+      const match = /(?:^|\s)(?:npx\s+|node\s+bin\/)?porter(?:\.js)?\s+([^#|]*)/.exec(line);
+      if (match) lines.push(match[1]!.trim());
+    }
+  }
+  return lines;
+}
+
+describe('the command lines shown in the docs', () => {
+  it('use only options their command has', async () => {
+    const commands = new Map((await porterCommands()).map((command) => [command.path, command]));
+    const texts = await readAll(['README.md', ...(await docsPages())]);
+    const wrong: string[] = [];
+    for (const [path, text] of texts) {
+      for (const line of commandLines(text)) {
+        const words = line.split(/\s+/);
+        // the longest command path the line starts with: `schedule add` before `schedule`
+        let command: CommandDoc | undefined;
+        for (let length = 1; length <= 2 && length <= words.length; length++) {
+          command = commands.get(`porter ${words.slice(0, length).join(' ')}`) ?? command;
+        }
+        if (command === undefined) continue;
+        for (const word of words) {
+          const flag = /^(--[a-z][a-z-]*)/.exec(word)?.[1];
+          if (flag === undefined || flag === '--help' || flag === '--version') continue;
+          if (!command.options.includes(flag)) wrong.push(`${path}: ${command.path} ${flag}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});

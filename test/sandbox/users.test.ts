@@ -154,6 +154,21 @@ describe('userManager', () => {
     expect(error).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST', index: 0 });
   });
 
+  it('an email that is not an email address is 400, by the rule the importer checks too', async () => {
+    const { client, store } = current();
+    const error = await adminFailure(() =>
+      client.postUsers([
+        { username: 'ok', email: 'ok@example.com' },
+        { username: 'bad', email: 'not-an-email' },
+      ]),
+    );
+    expect(error).toMatchObject({ status: 400, errorcode: 'BAD_REQUEST', index: 1 });
+    expect(error.message).toContain('not an email address');
+    expect(store.counts().users).toBe(0);
+    // an empty one is no email, not a bad one
+    await client.postUsers([{ username: 'none', email: '' }]);
+  });
+
   it('PUT without userId on a taken username is 409 too, so no two users ever share a username', async () => {
     const { client, store } = current();
     await client.putUsers([{ username: 'ada' }]);

@@ -29,6 +29,9 @@ beforeAll(async () => {
     { username: 'c.two' },
     { username: 'c.three' },
     { username: 'd.keep' },
+    { username: 'f.keep' },
+    { username: 'f.one' },
+    { username: 'f.two' },
   ]);
 });
 afterAll(async () => {
@@ -100,6 +103,43 @@ describe('porter sync exit codes', () => {
     expect(status(pipeline, 'c.three')).toBe('Locked');
     const twice = await runPorter(['approve', id], env);
     expect(twice.code).toBe(65);
+  });
+
+  it('3 for a dry run a real run would hold: it says so, and writes nothing', async () => {
+    const path = await file('f.csv', csv(['username'], [['f.keep']]));
+    const before = writes(pipeline);
+    const run = await runPorter(
+      ['sync', path, '--resource', 'users', '--scope-match', '^f\\.', '--dry-run'],
+      env,
+    );
+    expect(run.code, run.stderr).toBe(3);
+    const id = run.stdout.trim();
+    expect(run.stderr).toContain(
+      'sync: 2 lock, 0 delete of 3 in scope on the server (threshold 0)',
+    );
+    expect(run.stderr).toContain(
+      'a real run would be held: 2 locks and deletes pass the threshold of 0; nothing was written (exit 3)',
+    );
+    expect(run.stderr).toContain(`porter apply ${id}`);
+    expect(writes(pipeline)).toBe(before);
+    expect(status(pipeline, 'f.one')).toBe('Active');
+    // under the threshold a dry run ends 0, with no such line
+    const under = await runPorter(
+      [
+        'sync',
+        path,
+        '--resource',
+        'users',
+        '--scope-match',
+        '^f\\.',
+        '--dry-run',
+        '--max-deletes',
+        '2',
+      ],
+      env,
+    );
+    expect(under.code, under.stderr).toBe(0);
+    expect(under.stderr).not.toContain('would be held');
   });
 
   it('3 then porter cancel: the held plan is dropped', async () => {

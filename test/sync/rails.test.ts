@@ -173,6 +173,13 @@ describe('scope', () => {
     expect(keyInScope(compileScopePattern('x'), 'x'.repeat(257))).toBe(false);
     expect(keyInScope(compileScopePattern('x'), 'x'.repeat(256))).toBe(true);
   });
+
+  it('a wildcard given for a pattern is refused saying it is not one', () => {
+    expect(() => compileScopePattern('*@example.com')).toThrow(
+      /scope match: .*Nothing to repeat; it is a regular expression, not a wildcard: write \.\* for "anything"/,
+    );
+    expect(keyInScope(compileScopePattern('@example\\.com$'), 'ann@example.com')).toBe(true);
+  });
 });
 
 describe('dry run', () => {

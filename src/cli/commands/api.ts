@@ -6,6 +6,7 @@ import { PorterError } from '../../errors/porter-error.js';
 import { closeWithin } from '../../http/close-app.js';
 import { buildApiApp } from '../../http/build-app.js';
 import { PrometheusMetrics } from '../../metrics/prometheus.js';
+import { listenOn } from '../../util/listen.js';
 import { positiveInteger } from '../options.js';
 
 export function registerApiCommand(program: Command): void {
@@ -25,7 +26,19 @@ export function registerApiCommand(program: Command): void {
       // the admin calls, records and batches of this process go to its /metrics
       const context = await createPorterContext(env, { metrics: new PrometheusMetrics() });
       const app = await buildApiApp({ context, token: env.PORTER_API_TOKEN, logger: true });
-      const address = await app.listen({ port: options.port, host: options.host });
+      let address: string;
+      try {
+        address = await listenOn(app, {
+          host: options.host,
+          port: options.port,
+          what: 'API',
+          flags: '--host or --port',
+        });
+      } catch (error) {
+        // the context's Redis connections would keep the process alive
+        await context.close();
+        throw error;
+      }
       console.log(`porter API listening on ${address} (OpenAPI: ${address}/docs/json)`);
       console.log(`queues dashboard ${address}/queues, metrics ${address}/metrics`);
       console.log(`console at ${address}/console/ (sign in with PORTER_API_TOKEN)`);

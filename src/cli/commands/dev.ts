@@ -12,7 +12,8 @@ import { loadEnv, type Env } from '../../config/env.js';
 import { buildApiApp } from '../../http/build-app.js';
 import { loadMapping, type Mapping } from '../../ingest/index.js';
 import type { ImportInfo, ImportOptions } from '../../model/import.js';
-import { startSandbox } from '../../sandbox/server.js';
+import { startSandbox, type RunningSandbox } from '../../sandbox/server.js';
+import { listenOn } from '../../util/listen.js';
 import { PROJECT_ROOT } from '../../util/project-root.js';
 import { assertRedisAnswers, redactUrl } from '../../util/redis.js';
 import { PrometheusMetrics } from '../../metrics/prometheus.js';
@@ -49,7 +50,17 @@ export function registerDevCommand(program: Command): void {
     .action(async (options: DevOptions) => {
       const env = loadEnv();
       const localRedis = await ensureRedis(env);
-      const sandbox = await startSandbox({ host: options.host, port: options.sandboxPort });
+      let sandbox: RunningSandbox;
+      try {
+        sandbox = await startSandbox({
+          host: options.host,
+          port: options.sandboxPort,
+          addressFlags: '--host or --sandbox-port',
+        });
+      } catch (error) {
+        await localRedis?.stop();
+        throw error;
+      }
       const devEnv: Env = {
         ...env,
         ADMIN_BASE_URL: sandbox.url,
@@ -60,7 +71,6 @@ export function registerDevCommand(program: Command): void {
       const workers = startWorkers(context, { concurrency: options.concurrency });
       const token = env.PORTER_API_TOKEN ?? randomBytes(18).toString('base64url');
       const api = await buildApiApp({ context, token });
-      const apiUrl = await api.listen({ host: options.host, port: options.apiPort });
       const shutdown = async (): Promise<void> => {
         await api.close();
         await workers.close();
@@ -68,6 +78,18 @@ export function registerDevCommand(program: Command): void {
         await sandbox.close();
         await localRedis?.stop();
       };
+      let apiUrl: string;
+      try {
+        apiUrl = await listenOn(api, {
+          host: options.host,
+          port: options.apiPort,
+          what: 'API',
+          flags: '--host or --api-port',
+        });
+      } catch (error) {
+        await shutdown();
+        throw error;
+      }
       console.log(`sandbox   ${sandbox.url}/wf/restapi/v2/admin/`);
       console.log(
         `API       ${apiUrl}  (Authorization: Bearer ${env.PORTER_API_TOKEN ? '$PORTER_API_TOKEN' : token})`,

@@ -16,7 +16,7 @@ import {
   type ImportOptionValues,
 } from '../import-options.js';
 import { withContext } from '../with-context.js';
-import { describeSync } from '../sync.js';
+import { describeSync, wouldBeHeld } from '../sync.js';
 
 export interface ImportCommandOptions extends ImportOptionValues {
   resource: ResourceName;
@@ -32,9 +32,12 @@ export interface ImportCommandOptions extends ImportOptionValues {
  * approval (nothing written), 1 the import failed.
  */
 export function importExitCode(info: ImportInfo): number {
+  if (info.state === 'held') return 3;
+  // a dry run that a real run would hold ends like the real run
+  const ended = info.state === 'completed' || info.state === 'completed_with_errors';
+  if (ended && wouldBeHeld(info)) return 3;
   if (info.state === 'completed') return 0;
   if (info.state === 'completed_with_errors') return 2;
-  if (info.state === 'held') return 3;
   return 1;
 }
 

@@ -102,7 +102,7 @@ export function registerMigrateCommand(program: Command): void {
               ? undefined
               : 'no worker is running: start one with `npx porter worker`',
         });
-        console.error(summarizeMigration(final));
+        // follow() has said the final state; the stages follow it
         for (const line of describeStages(final)) console.error(`  ${line}`);
         if (options.report) {
           await writeMigrationReport(context, info.id, options.report);

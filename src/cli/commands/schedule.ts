@@ -1,7 +1,13 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import { addSchedule, cliOutDir, deleteSchedule, listSchedules } from '../../app/exports.js';
+import {
+  addSchedule,
+  cliOutDir,
+  deleteSchedule,
+  listExports,
+  listSchedules,
+} from '../../app/exports.js';
 import {
   addImportSchedule,
   deleteImportSchedule,
@@ -15,6 +21,7 @@ import {
   EXPORT_FORMATS,
   EXPORT_RESOURCES,
   type ExportFormat,
+  type ExportInfo,
   type ExportResource,
 } from '../../export/export-types.js';
 import type { ScheduleInfo } from '../../queue/schedules.js';
@@ -32,6 +39,16 @@ interface ScheduleAddOptions extends ImportOptionValues {
   format: ExportFormat;
   out?: string;
   keep?: number;
+}
+
+/** Recent exports searched for the runs of an export schedule. */
+const EXPORTS_SEARCHED = 1000;
+
+/** One line per run of an export schedule. */
+export function describeExportRun(info: ExportInfo): string {
+  const removed = info.removedAt ? '  files removed by retention' : '';
+  const reason = info.reason ? `: ${info.reason}` : '';
+  return `${info.createdAt}  ${info.id}  ${info.state}${reason}  ${info.written} records${removed}`;
 }
 
 /** One line per schedule. */
@@ -211,16 +228,28 @@ export function registerScheduleCommands(program: Command): void {
 
   schedule
     .command('history')
-    .description('The last runs of an import schedule, newest first: imported, unchanged or failed')
+    .description(
+      'The last runs of a schedule, newest first: of an import schedule imported, unchanged or failed; of an export schedule its exports',
+    )
     .argument('<name>', 'schedule name')
     .option('--limit <n>', 'runs shown', positiveInteger('--limit'), 20)
     .option('--json', 'print them as JSON')
     .action(async (name: string, options: { limit: number; json?: boolean }) => {
       await withContext(async (context) => {
         const runs = await importScheduleRuns(context, name, options.limit);
-        if (options.json) console.log(JSON.stringify(runs, null, 2));
-        else if (runs.length === 0) console.error(`no runs of ${name}`);
-        else for (const run of runs) console.log(describeRun(run));
+        // an export schedule's runs are its exports
+        const exports =
+          runs.length > 0
+            ? []
+            : (await listExports(context, EXPORTS_SEARCHED))
+                .filter((info) => info.schedule?.name === name)
+                .slice(0, options.limit);
+        if (options.json) console.log(JSON.stringify(runs.length > 0 ? runs : exports, null, 2));
+        else if (runs.length + exports.length === 0) console.error(`no runs of ${name}`);
+        else {
+          for (const run of runs) console.log(describeRun(run));
+          for (const info of exports) console.log(describeExportRun(info));
+        }
       });
     });
 }

@@ -14,11 +14,14 @@ import {
 import { PorterError } from '../../errors/porter-error.js';
 import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
-import { checkOutputFile, openOutputFile } from '../paths.js';
+import { checkOutputDirectory, checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 import { withContext } from '../with-context.js';
-import { describeStages, requireMigration } from '../../app/migrations.js';
+import { requireExport } from '../../app/exports.js';
+import { describeStages, requireMigration, writeMigrationReport } from '../../app/migrations.js';
+import { isValidExportId } from '../../export/export-id.js';
+import { summarizeExport } from '../export-progress.js';
 import { isMigrationId } from '../../migrate/migration-store.js';
 import { summarizeMigration } from './migrate.js';
 import { describeSync } from '../sync.js';
@@ -27,11 +30,16 @@ import { describeTarget } from '../progress.js';
 export function registerStatusCommands(program: Command): void {
   program
     .command('status')
-    .description('Show the state, counts and progress of an import or a migration')
-    .argument('<id>', 'import or migration id')
+    .description('Show the state, counts and progress of an import, a migration or an export')
+    .argument('<id>', 'import, migration or export id')
     .option('--json', 'print the full state as JSON')
     .action(async (id: string, options: { json?: boolean }) => {
       await withContext(async (context) => {
+        if (isValidExportId(id)) {
+          const exported = await requireExport(context, id);
+          console.log(options.json ? JSON.stringify(exported, null, 2) : summarizeExport(exported));
+          return;
+        }
         if (isMigrationId(id)) {
           const migration = await requireMigration(context, id);
           if (options.json) console.log(JSON.stringify(migration, null, 2));
@@ -67,8 +75,10 @@ export function registerStatusCommands(program: Command): void {
 
   program
     .command('report')
-    .description('Write the per-record report of an import, in input order')
-    .argument('<id>', 'import id')
+    .description(
+      'Write the per-record report of an import, in input order (of a migration: its report directory, with --out DIR)',
+    )
+    .argument('<id>', 'import or migration id')
     .option(
       '--status <list>',
       'only these statuses, e.g. failed,unprocessed',
@@ -84,6 +94,10 @@ export function registerStatusCommands(program: Command): void {
       ) => {
         if (options.force && !options.out) {
           throw new PorterError('PORTER_USAGE', '--force goes with --out FILE');
+        }
+        if (isMigrationId(id)) {
+          await writeMigrationReportTo(id, options.out);
+          return;
         }
         const force = options.force === true;
         if (options.out) await checkOutputFile(options.out, '--out', { force });
@@ -179,4 +193,21 @@ export function registerStatusCommands(program: Command): void {
         process.exitCode = importExitCode(final);
       });
     });
+}
+
+/** A migration's report is a directory: one file per stage and its id map. */
+async function writeMigrationReportTo(migrationId: string, out: string | undefined): Promise<void> {
+  if (out === undefined) {
+    throw new PorterError(
+      'PORTER_USAGE',
+      `${migrationId} is a migration: its report is a directory (a file per stage and id-map.csv); ` +
+        `write it with porter report ${migrationId} --out DIR, or see its stages with porter status ${migrationId}`,
+    );
+  }
+  await checkOutputDirectory(out, '--out');
+  await withContext(async (context) => {
+    await requireMigration(context, migrationId);
+    await writeMigrationReport(context, migrationId, out);
+    console.error(`report of ${migrationId} written to ${out}`);
+  });
 }

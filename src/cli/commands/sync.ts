@@ -16,7 +16,7 @@ export function registerSyncCommands(program: Command): void {
   const command = program
     .command('sync')
     .description(
-      'Make the directory match a file: upsert its records, and lock, delete or ignore those on the server it leaves out (exit 0 done, 2 some records failed, 3 held for approval, 1 failed)',
+      'Make the directory match a file: upsert its records, and lock, delete or ignore those on the server it leaves out (exit 0 done, 2 some records failed, 3 held for approval or a dry run a real run would hold, 1 failed)',
     )
     .argument('<file>', 'CSV, JSON or NDJSON file of every user or group in scope')
     .requiredOption(

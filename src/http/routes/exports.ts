@@ -54,15 +54,19 @@ export const exportSchema = {
     counts: { type: 'object', additionalProperties: { type: 'integer' } },
     files: { type: 'array', items: fileSchema },
     warnings: { type: 'array', items: { type: 'string' } },
+    removedAt: {
+      type: 'string',
+      description: 'when the schedule’s retention removed the run’s files (no file links then)',
+    },
     links: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
 
-/** The export with links to itself and to each file (once there are files). */
+/** The export with links to itself and to each file (once there are files, until removed). */
 export function withExportLinks(info: ExportInfo): ExportInfo & { links: Record<string, string> } {
   const self = `/v1/exports/${encodeURIComponent(info.id)}`;
   const links: Record<string, string> = { self };
-  if (info.state === 'completed') {
+  if (info.state === 'completed' && info.removedAt === undefined) {
     links['manifest.json'] = `${self}/files/manifest.json`;
     for (const file of info.files)
       links[file.name] = `${self}/files/${encodeURIComponent(file.name)}`;
