@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import { checkIngestOptions, loadMapping } from '../ingest/index.js';
+import { checkIngestOptions } from '../ingest/index.js';
+import { readMappingFile } from '../mapping/read-mapping-file.js';
 import {
   IMPORT_MODES,
   LOOKUP_MODES,
@@ -56,7 +57,10 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   }
   command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
-    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
+    .option(
+      '--map <file>',
+      'mapping file (JSON): columns, ignore, defaults, fields, tables, when (docs/mapping.md)',
+    )
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
     .option('--list-separator <char>', 'separator of lists inside one cell', '|')
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
@@ -113,7 +117,7 @@ export async function importOptionsFrom(
   }
   const delimiter = values.delimiter === 'tab' ? '\t' : values.delimiter;
   const mapping = values.map
-    ? loadMapping(await readJsonFile(values.map, '--map'), resource)
+    ? await readMappingFile(values.map, await readJsonFile(values.map, '--map'), resource)
     : undefined;
   checkIngestOptions({
     resource,

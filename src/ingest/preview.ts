@@ -51,6 +51,8 @@ export interface PreviewRecord {
   row: number;
   line?: number;
   valid: boolean;
+  /** Left out by the mapping's `when` (`error` says why). */
+  skipped?: boolean;
   input: Record<string, unknown>;
   /** Valid records: the coerced fields that would be sent. */
   record?: Record<string, unknown>;
@@ -133,6 +135,15 @@ export async function previewUpload(
           input: item.input,
           record: item.record,
           ...(item.warnings.length > 0 ? { warnings: item.warnings } : {}),
+        });
+      } else if (item.kind === 'skipped') {
+        records.push({
+          row: item.row,
+          line: item.line,
+          valid: false,
+          skipped: true,
+          input: item.input,
+          error: item.reason,
         });
       } else {
         records.push({
