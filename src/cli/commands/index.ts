@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   diff: async () => (await import('./diff.js')).registerDiffCommand,
   sync: async () => (await import('./sync.js')).registerSyncCommands,
   undo: async () => (await import('./undo.js')).registerUndoCommand,
+  map: async () => (await import('./map.js')).registerMapCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */
