@@ -18,7 +18,7 @@ import { RecordBuilder } from './record-builder.js';
 import type { IngestHeader, IngestItem, RawRecord } from './types.js';
 import { Pacer } from './pacer.js';
 import { RESOURCES } from '../admin/resources.js';
-import { MappingEvaluator } from '../mapping/evaluator.js';
+import { MappingEvaluator, type MappingOutcome } from '../mapping/evaluator.js';
 import { hasExpressions } from './mapping.js';
 import { looksLikeUtf16 } from './utf8.js';
 
@@ -89,15 +89,31 @@ async function readDirectory(mapped: Mapped): Promise<void> {
   evaluator.names.directoryRead = true;
 }
 
-/** The item of one raw record, through the mapping's expressions when it has any. */
-async function buildItem(
+/**
+ * The item of one raw record, through the mapping's expressions when it has any: at once when
+ * they were evaluated synchronously (most records), else once JSONata has answered.
+ */
+function buildItem(
   raw: RawRecord,
   builder: RecordBuilder,
   mapped: Mapped | undefined,
-): Promise<IngestItem> {
+): IngestItem | Promise<IngestItem> {
   if (mapped === undefined || raw.problem !== undefined) return builder.build(raw);
-  const item = builder.build(raw, await mapped.evaluator.evaluate(raw.input, raw.row));
-  if (item.kind === 'record') {
+  const outcome = mapped.evaluator.evaluate(raw.input, raw.row);
+  if (outcome instanceof Promise) {
+    return outcome.then((settled) => finishItem(raw, builder, mapped, settled));
+  }
+  return finishItem(raw, builder, mapped, outcome);
+}
+
+function finishItem(
+  raw: RawRecord,
+  builder: RecordBuilder,
+  mapped: Mapped,
+  outcome: MappingOutcome,
+): IngestItem {
+  const item = builder.build(raw, outcome);
+  if (item.kind === 'record' && mapped.evaluator.usesUnique) {
     // a later `$unique` does not give a name this record took
     const key = item.record[RESOURCES[mapped.settings.resource].keyField];
     if (typeof key === 'string') mapped.evaluator.names.claim(key, item.row);
@@ -164,14 +180,16 @@ async function* produce(
     let count = 0;
     if (first !== undefined) {
       for (const raw of first) {
-        yield await buildItem(raw, builder, mapped);
+        const item = buildItem(raw, builder, mapped);
+        yield item instanceof Promise ? await item : item;
         if (pacer.recordDone()) await pacer.pause();
       }
       count += first.length;
     }
     for await (const batch of records) {
       for (const raw of batch) {
-        yield await buildItem(raw, builder, mapped);
+        const item = buildItem(raw, builder, mapped);
+        yield item instanceof Promise ? await item : item;
         if (pacer.recordDone()) await pacer.pause();
       }
       count += batch.length;

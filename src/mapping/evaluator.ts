@@ -60,22 +60,51 @@ export class MappingEvaluator {
     this.usesUnique = slots.some((slot) => slot.expression.usesUnique);
   }
 
-  /** The outcome of the mapping for one row's input. */
-  async evaluate(input: Record<string, unknown>, row: number): Promise<MappingOutcome> {
+  /**
+   * The outcome of the mapping for one row's input: at once when every expression stayed in the
+   * synchronous evaluator (most records), else a promise (JSONata evaluates asynchronously).
+   */
+  evaluate(input: Record<string, unknown>, row: number): MappingOutcome | Promise<MappingOutcome> {
+    const values: Record<string, unknown> = {};
     if (this.when !== undefined) {
+      const answer = this.runSync(this.when, input, row);
+      if (answer === GIVE_UP) return this.evaluateAsync(input, row);
+      if (answer.failed !== undefined) {
+        return { kind: 'failed', field: 'when', message: answer.failed };
+      }
+      if (!truthy(answer.value)) return this.skip();
+    }
+    for (const slot of this.fields) {
+      const answer = this.runSync(slot, input, row);
+      if (answer === GIVE_UP) return this.evaluateAsync(input, row, values);
+      if (answer.failed !== undefined) {
+        return { kind: 'failed', field: slot.field!, message: answer.failed };
+      }
+      if (answer.value !== undefined) values[slot.field!] = answer.value;
+    }
+    return { kind: 'values', values };
+  }
+
+  private skip(): MappingOutcome {
+    return { kind: 'skip', reason: `skipped: "when" is false (${this.when!.expression.source})` };
+  }
+
+  /** The rest of a record's evaluation, from the first expression left to JSONata. */
+  private async evaluateAsync(
+    input: Record<string, unknown>,
+    row: number,
+    done?: Record<string, unknown>,
+  ): Promise<MappingOutcome> {
+    if (done === undefined && this.when !== undefined) {
       const answer = await this.run(this.when, input, row);
       if (answer.failed !== undefined) {
         return { kind: 'failed', field: 'when', message: answer.failed };
       }
-      if (!truthy(answer.value)) {
-        return {
-          kind: 'skip',
-          reason: `skipped: "when" is false (${this.when.expression.source})`,
-        };
-      }
+      if (!truthy(answer.value)) return this.skip();
     }
-    const values: Record<string, unknown> = {};
+    const values: Record<string, unknown> = { ...done };
     for (const slot of this.fields) {
+      if (done !== undefined && Object.hasOwn(done, slot.field!)) continue;
       const answer = await this.run(slot, input, row);
       if (answer.failed !== undefined) {
         return { kind: 'failed', field: slot.field!, message: answer.failed };
@@ -85,6 +114,25 @@ export class MappingEvaluator {
     return { kind: 'values', values };
   }
 
+  /** An expression's answer from the synchronous evaluator, or GIVE_UP. */
+  private runSync(
+    slot: Slot,
+    input: Record<string, unknown>,
+    row: number,
+  ): { value?: unknown; failed?: string } | typeof GIVE_UP {
+    if (slot.boundRows.length >= BOUND_FAILURES_BEFORE_GIVING_UP) {
+      return { failed: givenUp(slot) };
+    }
+    let value: unknown;
+    try {
+      value = this.runFast(slot.expression, input, row);
+    } catch (error) {
+      return { failed: describe(error) };
+    }
+    if (value === GIVE_UP) return GIVE_UP;
+    return plain(value);
+  }
+
   private async run(
     slot: Slot,
     input: Record<string, unknown>,
@@ -92,9 +140,7 @@ export class MappingEvaluator {
   ): Promise<{ value?: unknown; failed?: string }> {
     const { expression } = slot;
     if (slot.boundRows.length >= BOUND_FAILURES_BEFORE_GIVING_UP) {
-      return {
-        failed: `not evaluated: the expression went past its bounds on rows ${slot.boundRows.join(', ')}`,
-      };
+      return { failed: givenUp(slot) };
     }
     let value: unknown;
     try {
@@ -120,6 +166,10 @@ export class MappingEvaluator {
       throw error;
     }
   }
+}
+
+function givenUp(slot: Slot): string {
+  return `not evaluated: the expression went past its bounds on rows ${slot.boundRows.join(', ')}`;
 }
 
 function isBoundError(error: unknown): boolean {
