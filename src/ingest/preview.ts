@@ -119,6 +119,7 @@ export async function previewUpload(
   }
   // unmatched columns are left out of the records shown, as a mapping ignoring them would do
   const mapping: Mapping = {
+    ...settings.mapping,
     columns: settings.mapping?.columns ?? {},
     ignore: [...(settings.mapping?.ignore ?? []), ...distinctNames(unknown)],
     defaults: settings.mapping?.defaults ?? {},
