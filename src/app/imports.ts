@@ -52,8 +52,24 @@ export async function startImport(
       enqueuePrepare: (importId) => context.enqueuePrepare(importId),
       onCreated,
       maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
+      directory: (resource) => readDirectory(context, resource),
     },
   );
+}
+
+/** The target's records of a resource, streamed (for a mapping's `$unique`). */
+export async function* readDirectory(
+  context: PorterContext,
+  resource: ImportOptions['resource'],
+): AsyncGenerator<Record<string, unknown>> {
+  const client = context.createAdminClient(1);
+  try {
+    for await (const batch of client.streamBatches(resource)) {
+      yield* batch as Array<Record<string, unknown>>;
+    }
+  } finally {
+    await client.close();
+  }
 }
 
 /** The import, or PORTER_NOT_FOUND. */

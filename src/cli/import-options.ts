@@ -7,7 +7,8 @@
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import { checkIngestOptions, DEFAULT_LIST_SEPARATOR, loadMapping } from '../ingest/index.js';
+import { checkIngestOptions, DEFAULT_LIST_SEPARATOR } from '../ingest/index.js';
+import { readMappingFile } from '../mapping/read-mapping-file.js';
 import {
   IMPORT_MODES,
   LOOKUP_MODES,
@@ -66,7 +67,10 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   addTargetOption(command, 'the target (named admin server) the import writes to');
   command
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
-    .option('--map <file>', 'mapping file (JSON): columns, ignore, defaults')
+    .option(
+      '--map <file>',
+      'mapping file (JSON): columns, ignore, defaults, fields, tables, when (docs/mapping.md)',
+    )
     .option(
       '--delimiter <char>',
       "CSV delimiter: , ; tab or | (default: the mapping file's delimiter, else detected)",
@@ -131,7 +135,7 @@ export async function importOptionsFrom(
     throw new PorterError('PORTER_USAGE', `--mode is required: ${IMPORT_MODES.join(', ')}`);
   }
   const mapping = values.map
-    ? loadMapping(await readJsonFile(values.map, '--map'), resource)
+    ? await readMappingFile(values.map, await readJsonFile(values.map, '--map'), resource)
     : undefined;
   // an option given on the command line wins over the mapping file
   const delimiter = values.delimiter === 'tab' ? '\t' : (values.delimiter ?? mapping?.delimiter);

@@ -16,6 +16,8 @@ export async function newImportPage(root, { signal, meta }) {
     choices: new Map(),
     preview: undefined,
     sequence: 0,
+    /** The mapping's computed part: field → expression, tables, when, defaults (docs/mapping.md). */
+    computed: { fields: {}, tables: {}, when: '', defaults: {} },
   };
 
   const fileInput = h('input', {
@@ -107,6 +109,37 @@ export async function newImportPage(root, { signal, meta }) {
   };
   mode.addEventListener('change', showSync);
 
+  const computedArea = h('div');
+  const mappingFile = h('input', {
+    type: 'file',
+    id: 'mappingFile',
+    accept: '.json,application/json',
+  });
+  const whenInput = h('input', {
+    type: 'text',
+    id: 'when',
+    size: 60,
+    placeholder: "e.g. `Worker Type` != 'Contractor'",
+  });
+  const addFieldPicker = h('select', { id: 'addField', 'aria-label': 'Field to compute' });
+  const addFieldButton = h(
+    'button',
+    { type: 'button', class: 'secondary', onclick: () => addComputedField() },
+    'Compute field',
+  );
+  let editTimer;
+  /** An edit re-reads the preview once typing pauses. */
+  const refreshSoon = () => {
+    clearTimeout(editTimer);
+    editTimer = setTimeout(() => void refresh(), 300);
+  };
+  whenInput.addEventListener('input', () => {
+    state.computed.when = whenInput.value;
+    refreshSoon();
+  });
+  mappingFile.addEventListener('change', () => {
+    if (mappingFile.files?.[0]) void loadMappingFile(mappingFile.files[0]);
+  });
   const columnsArea = h('div');
   const previewArea = h('div', { 'aria-live': 'polite' });
   const submitStatus = h('div');
@@ -140,6 +173,7 @@ export async function newImportPage(root, { signal, meta }) {
   resource.addEventListener('change', () => {
     state.choices.clear();
     state.columns = [];
+    renderComputed();
     void refresh();
   });
   for (const control of [mode, delimiter, listSeparator, emptyAsClear]) {
@@ -191,6 +225,24 @@ export async function newImportPage(root, { signal, meta }) {
     ),
     h(
       'section',
+      { 'aria-labelledby': 'computed-title' },
+      h('h2', { id: 'computed-title' }, 'Computed fields'),
+      h(
+        'p',
+        { class: 'muted' },
+        "Fields computed by JSONata expressions over the row: columns by their header (names with spaces in backticks), $row, and porter's functions ($table, $unique, $normalizeDiacritics, $parseDate, $formatDate). See docs/mapping.md.",
+      ),
+      h(
+        'div',
+        { class: 'row' },
+        field('Load a mapping file', mappingFile),
+        field('Read a row only when', whenInput),
+      ),
+      computedArea,
+      h('div', { class: 'row' }, field('Field', addFieldPicker), addFieldButton),
+    ),
+    h(
+      'section',
       { 'aria-labelledby': 'preview-title' },
       h('h2', { id: 'preview-title' }, 'Preview'),
       previewArea,
@@ -200,6 +252,78 @@ export async function newImportPage(root, { signal, meta }) {
   );
   columnsArea.append(h('p', { class: 'muted' }, 'Choose a file to see its columns.'));
   root.append(form);
+  renderComputed();
+
+  function renderComputed() {
+    const fields = (meta.resources[resource.value] ?? [])
+      .filter((item) => !item.id && !item.service)
+      .map((item) => item.name);
+    const rows = Object.entries(state.computed.fields).map(([name, source]) => {
+      const editor = h('textarea', {
+        id: `expr-${name}`,
+        rows: 2,
+        cols: 70,
+        'aria-label': `Expression for ${name}`,
+      });
+      editor.value = source;
+      editor.addEventListener('input', () => {
+        state.computed.fields[name] = editor.value;
+        refreshSoon();
+      });
+      const remove = h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            delete state.computed.fields[name];
+            renderComputed();
+            void refresh();
+          },
+        },
+        'Remove',
+      );
+      return [h('span', { class: 'column-name' }, name), editor, remove];
+    });
+    fill(
+      computedArea,
+      rows.length === 0
+        ? h('p', { class: 'muted' }, 'No computed field.')
+        : table('Computed fields and their expressions', ['Field', 'Expression', ''], rows),
+    );
+    const free = fields.filter((name) => !Object.hasOwn(state.computed.fields, name));
+    fill(addFieldPicker, ...free.map((name) => h('option', { value: name }, name)));
+    whenInput.value = state.computed.when;
+  }
+
+  function addComputedField() {
+    const name = addFieldPicker.value;
+    if (!name) return;
+    state.computed.fields[name] = '';
+    renderComputed();
+    document.getElementById(`expr-${name}`)?.focus();
+  }
+
+  async function loadMappingFile(file) {
+    try {
+      const json = JSON.parse(await file.text());
+      state.computed = {
+        fields: { ...(json.fields ?? {}) },
+        tables: { ...(json.tables ?? {}) },
+        when: json.when ?? '',
+        defaults: { ...(json.defaults ?? {}) },
+      };
+      state.choices.clear();
+      for (const [column, target] of Object.entries(json.columns ?? {})) {
+        state.choices.set(column, target);
+      }
+      for (const column of json.ignore ?? []) state.choices.set(column, IGNORE);
+      renderComputed();
+      void refresh();
+    } catch (error) {
+      fill(previewArea, notice('error', `${file.name}: not a mapping file (${error.message})`));
+    }
+  }
 
   function chooseFile(file) {
     state.file = file;
@@ -228,8 +352,20 @@ export async function newImportPage(root, { signal, meta }) {
     return mapping;
   }
 
+  function fullMapping() {
+    const mapping = currentMapping();
+    const { fields, tables, when, defaults } = state.computed;
+    if (Object.keys(defaults).length > 0) mapping.defaults = defaults;
+    if (Object.keys(fields).length > 0) mapping.fields = fields;
+    if (Object.keys(tables).length > 0) mapping.tables = tables;
+    if (when.trim() !== '') mapping.when = when;
+    return mapping;
+  }
+
   function hasMapping(mapping) {
-    return Object.keys(mapping.columns).length > 0 || mapping.ignore.length > 0;
+    return Object.values(mapping).some((part) =>
+      typeof part === 'string' ? part !== '' : Object.keys(part).length > 0,
+    );
   }
 
   function commonFields(form) {
@@ -238,7 +374,7 @@ export async function newImportPage(root, { signal, meta }) {
     if (delimiter.value) form.append('delimiter', delimiter.value);
     if (listSeparator.value) form.append('listSeparator', listSeparator.value);
     form.append('emptyAsClear', String(emptyAsClear.checked));
-    const mapping = currentMapping();
+    const mapping = fullMapping();
     if (hasMapping(mapping)) form.append('mapping', JSON.stringify(mapping));
   }
 
@@ -326,36 +462,44 @@ export async function newImportPage(root, { signal, meta }) {
   function renderPreview() {
     const preview = state.preview;
     const shown = preview.columns.map((column) => column.name);
+    const computed = Object.keys(state.computed.fields);
     const rows = preview.records.map((record) => ({
-      props: { class: record.valid ? 'ok' : 'bad' },
+      props: { class: record.valid ? 'ok' : record.skipped ? 'skipped' : 'bad' },
       cells: [
         String(record.row),
-        record.valid ? 'ok' : 'invalid',
+        record.valid ? 'ok' : record.skipped ? 'skipped' : 'invalid',
         record.valid
           ? (record.warnings ?? []).join('; ') || '—'
           : (record.error ?? record.errorCode),
+        ...computed.map((name) => (record.valid ? showValue(record.record?.[name]) : '')),
         ...shown.map((name) => showValue(record.input[name])),
       ],
     }));
-    const invalid = preview.records.filter((record) => !record.valid).length;
+    const invalid = preview.records.filter((record) => !record.valid && !record.skipped).length;
+    const skipped = preview.records.filter((record) => record.skipped).length;
     fill(
       previewArea,
       preview.problem ? notice('error', preview.problem.message) : undefined,
       h(
         'p',
         { class: 'muted' },
-        `First ${preview.records.length} records: ${preview.records.length - invalid} valid, ${invalid} invalid. Look-ups and references are checked when the import runs.`,
+        `First ${preview.records.length} records: ${preview.records.length - invalid - skipped} valid, ${invalid} invalid, ${skipped} skipped. Look-ups and references are checked when the import runs.`,
       ),
-      table('First records of the file', ['Row', 'Check', 'Error', ...shown], rows, {
-        class: 'preview',
-      }),
+      table(
+        'First records of the file',
+        ['Row', 'Check', 'Error', ...computed.map((name) => `→ ${name}`), ...shown],
+        rows,
+        {
+          class: 'preview',
+        },
+      ),
     );
     // a problem (a column without a field, two columns for one field) would stop the import
     startButton.disabled = Boolean(preview.problem);
   }
 
   function downloadMapping() {
-    const mapping = currentMapping();
+    const mapping = fullMapping();
     const text = `${JSON.stringify({ description: `${resource.value} from ${state.file?.name ?? 'an upload'}`, ...mapping }, null, 2)}\n`;
     saveBlob(new Blob([text], { type: 'application/json' }), 'mapping.json');
   }

@@ -101,6 +101,13 @@ export const ERROR_CODES = {
     summary: 'The mapping file is not valid; the message says where.',
   },
   // per-record results
+  PORTER_MAPPING_FAILED: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'A mapping expression failed for this record (row, field and message given; for example a table key it does not hold, or an expression past its time or size bound); it was not sent.',
+  },
   PORTER_ROW_INVALID: {
     httpStatus: 422,
     exitCode: 2,

@@ -46,6 +46,11 @@ export interface SubmitImportDeps {
   onCreated?: (info: ImportInfo) => void;
   /** Largest record in bytes (PORTER_MAX_RECORD_BYTES). @defaultValue 1 MiB */
   maxRecordBytes?: number;
+  /**
+   * The target's records of a resource, read only when the mapping calls `$unique`.
+   * @defaultValue none: only the upload's own names count
+   */
+  directory?: (resource: ImportOptions['resource']) => AsyncIterable<Record<string, unknown>>;
 }
 
 /**
@@ -76,6 +81,7 @@ export async function submitImport(
     mapping,
     emptyAsClear: options.emptyAsClear,
     maxRecordBytes: deps.maxRecordBytes,
+    directory: deps.directory && (() => deps.directory!(options.resource)),
   };
   // a request that cannot work is refused before an import is stored for it
   checkIngestOptions(ingestOptions);
@@ -180,6 +186,16 @@ class Receiving {
         input: item.input,
         record: item.record,
         warnings: item.warnings.length ? item.warnings : undefined,
+      });
+    } else if (item.kind === 'skipped') {
+      buffer.invalid.push({
+        row: item.row,
+        line: item.line,
+        sourceRow: sourceRowOf(item.input),
+        status: 'skipped',
+        error: item.reason,
+        attempts: 0,
+        input: item.input,
       });
     } else {
       buffer.invalid.push(invalidResult(item));

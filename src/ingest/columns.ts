@@ -5,7 +5,7 @@
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { showValue } from './coerce.js';
-import { checkMappingFields, columnKey, type Mapping } from './mapping.js';
+import { checkMappingFields, columnKey, hasExpressions, type Mapping } from './mapping.js';
 
 export type ColumnTarget =
   | { kind: 'field'; field: string }
@@ -36,8 +36,16 @@ export class ColumnResolver {
         this.byKey.set(columnKey(column), toTarget(field));
       }
       for (const column of mapping.ignore) this.byKey.set(columnKey(column), { kind: 'ignore' });
+      // a computed field comes from its expression: a column of its name only feeds expressions
+      for (const field of Object.keys(mapping.fields ?? {})) {
+        this.byKey.set(columnKey(field), { kind: 'ignore' });
+      }
+      this.unmatched = hasExpressions(mapping) ? { kind: 'ignore' } : { kind: 'unknown' };
     }
   }
+
+  /** What a column matching nothing is: unknown, or (a mapping with expressions) input to them. */
+  private readonly unmatched: ColumnTarget = { kind: 'unknown' };
 
   /** Target of one column name. */
   resolve(column: string): ColumnTarget {
@@ -46,8 +54,7 @@ export class ColumnResolver {
       const key = columnKey(column);
       // porter_* are the report's own columns: a failed report can be fixed and uploaded again
       target =
-        this.byKey.get(key) ??
-        (key.startsWith('porter_') ? { kind: 'ignore' } : { kind: 'unknown' });
+        this.byKey.get(key) ?? (key.startsWith('porter_') ? { kind: 'ignore' } : this.unmatched);
       // JSON keys are open-ended; bound the cache so a hostile file cannot grow it without end
       if (this.cache.size < 10_000) this.cache.set(column, target);
     }

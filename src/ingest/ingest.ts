@@ -17,6 +17,9 @@ import { resolveIngestOptions, type IngestOptions, type IngestSettings } from '.
 import { RecordBuilder } from './record-builder.js';
 import type { IngestHeader, IngestItem, RawRecord } from './types.js';
 import { Pacer } from './pacer.js';
+import { RESOURCES } from '../admin/resources.js';
+import { MappingEvaluator, type MappingOutcome } from '../mapping/evaluator.js';
+import { hasExpressions } from './mapping.js';
 import { looksLikeUtf16 } from './utf8.js';
 
 /** How far the start is searched for the first character that is not blank. */
@@ -55,6 +58,9 @@ export function ingest(source: IngestSource, options: IngestOptions): IngestRun 
   const settings = resolveIngestOptions(options);
   const resolver = new ColumnResolver(settings.resource, settings.mapping);
   const builder = new RecordBuilder(settings, resolver);
+  const evaluator = hasExpressions(settings.mapping)
+    ? new MappingEvaluator(settings.mapping!)
+    : undefined;
   const pacer = new Pacer();
   const reader = new ByteReader(source, pacer);
   const opened = open(reader, settings, resolver);
@@ -62,7 +68,57 @@ export function ingest(source: IngestSource, options: IngestOptions): IngestRun 
   opened.catch(() => {});
   const header = opened.then((state) => state.header);
   header.catch(() => {});
-  return { header, items: produce(opened, reader, builder, pacer) };
+  const mapped = evaluator === undefined ? undefined : { evaluator, settings };
+  return { header, items: produce(opened, reader, builder, pacer, mapped) };
+}
+
+interface Mapped {
+  evaluator: MappingEvaluator;
+  settings: IngestSettings;
+}
+
+/** Reads the names the target holds, for `$unique`, once before the first record. */
+async function readDirectory(mapped: Mapped): Promise<void> {
+  const { evaluator, settings } = mapped;
+  if (!evaluator.usesUnique || settings.directory === undefined) return;
+  const keyField = RESOURCES[settings.resource].keyField;
+  for await (const record of settings.directory()) {
+    const key = record[keyField];
+    if (typeof key === 'string') evaluator.names.addExisting(key, record);
+  }
+  evaluator.names.directoryRead = true;
+}
+
+/**
+ * The item of one raw record, through the mapping's expressions when it has any: at once when
+ * they were evaluated synchronously (most records), else once JSONata has answered.
+ */
+function buildItem(
+  raw: RawRecord,
+  builder: RecordBuilder,
+  mapped: Mapped | undefined,
+): IngestItem | Promise<IngestItem> {
+  if (mapped === undefined || raw.problem !== undefined) return builder.build(raw);
+  const outcome = mapped.evaluator.evaluate(raw.input, raw.row);
+  if (outcome instanceof Promise) {
+    return outcome.then((settled) => finishItem(raw, builder, mapped, settled));
+  }
+  return finishItem(raw, builder, mapped, outcome);
+}
+
+function finishItem(
+  raw: RawRecord,
+  builder: RecordBuilder,
+  mapped: Mapped,
+  outcome: MappingOutcome,
+): IngestItem {
+  const item = builder.build(raw, outcome);
+  if (item.kind === 'record' && mapped.evaluator.usesUnique) {
+    // a later `$unique` does not give a name this record took
+    const key = item.record[RESOURCES[mapped.settings.resource].keyField];
+    if (typeof key === 'string') mapped.evaluator.names.claim(key, item.row);
+  }
+  return item;
 }
 
 async function open(
@@ -116,20 +172,24 @@ async function* produce(
   reader: ByteReader,
   builder: RecordBuilder,
   pacer: Pacer,
+  mapped: Mapped | undefined,
 ): AsyncGenerator<IngestItem> {
   try {
     const { header, first, records } = await opened;
+    if (mapped !== undefined) await readDirectory(mapped);
     let count = 0;
     if (first !== undefined) {
       for (const raw of first) {
-        yield builder.build(raw);
+        const item = buildItem(raw, builder, mapped);
+        yield item instanceof Promise ? await item : item;
         if (pacer.recordDone()) await pacer.pause();
       }
       count += first.length;
     }
     for await (const batch of records) {
       for (const raw of batch) {
-        yield builder.build(raw);
+        const item = buildItem(raw, builder, mapped);
+        yield item instanceof Promise ? await item : item;
         if (pacer.recordDone()) await pacer.pause();
       }
       count += batch.length;

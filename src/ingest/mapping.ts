@@ -1,17 +1,26 @@
 /**
  * Mapping files: how the columns of an upload become fields when their names differ from the
- * field names. Loaded and checked once; every problem is a PORTER_MAPPING_INVALID naming it.
+ * field names, and fields computed by JSONata expressions over the row (docs/mapping.md).
+ * Loaded and checked once, expressions compiled, before anything is stored; every problem is a
+ * PORTER_MAPPING_INVALID naming it.
  *
  * ```json
  * { "columns": { "Login": "username", "Team": "groups" },
  *   "ignore": ["Notes"],
  *   "defaults": { "type": "General User" },
+ *   "fields": { "status": "`Employment Status` = 'Terminated' ? 'Locked' : 'Active'" },
+ *   "tables": { "departments": { "values": { "MKT-04": ["Marketing", "Staff"] } } },
+ *   "when": "`Worker Type` != 'Contractor'",
  *   "listSeparator": ",", "delimiter": ";" }
  * ```
  */
 import { z } from 'zod';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
+import { checkExpressions } from '../mapping/check-expressions.js';
+import type { MappingTable } from '../mapping/tables.js';
+
+export type { MappingTable } from '../mapping/tables.js';
 
 export interface Mapping {
   /** Column name (matched case-insensitively) → field name. */
@@ -24,7 +33,29 @@ export interface Mapping {
   listSeparator?: string;
   /** CSV delimiter (',', ';', '\t' or '|'), when the import's options do not set one. */
   delimiter?: string;
+  /** Field → JSONata expression over the row computing it. Default: none. */
+  fields?: Record<string, string>;
+  /** Value tables for `$table(name, key)`, values inline. Default: none. */
+  tables?: Record<string, MappingTable>;
+  /** A JSONata condition: a row for which it is false is skipped. Default: every row is read. */
+  when?: string;
 }
+
+const tableValue = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.array(z.union([z.string(), z.number()])),
+]);
+
+const tableSchema = z.strictObject({
+  /** Key → value (or list of values). */
+  values: z.record(z.string(), tableValue).optional(),
+  /** A CSV or JSON file beside the mapping file holding the values (read by readMappingFile). */
+  file: z.string().optional(),
+  default: tableValue.optional(),
+});
 
 const mappingSchema = z.strictObject({
   description: z.string().optional(),
@@ -34,7 +65,18 @@ const mappingSchema = z.strictObject({
   listSeparator: z.string().min(1).max(3).optional(),
   // the delimiters of src/ingest/options.ts (which imports this file)
   delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
+  fields: z.record(z.string(), z.string()).optional(),
+  tables: z.record(z.string(), tableSchema).optional(),
+  when: z.string().optional(),
 });
+
+/** Whether the mapping computes anything (fields or a `when`), so records go through expressions. */
+export function hasExpressions(mapping: Mapping | undefined): boolean {
+  return (
+    mapping !== undefined &&
+    (Object.keys(mapping.fields ?? {}).length > 0 || mapping.when !== undefined)
+  );
+}
 
 function invalid(problem: string): PorterError {
   return new PorterError('PORTER_MAPPING_INVALID', `Mapping file: ${problem}`, {
@@ -67,7 +109,26 @@ export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
   if (parsed.data.delimiter !== undefined) {
     mapping.delimiter = parsed.data.delimiter === 'tab' ? '\t' : parsed.data.delimiter;
   }
+  if (parsed.data.fields !== undefined) mapping.fields = parsed.data.fields;
+  if (parsed.data.when !== undefined) mapping.when = parsed.data.when;
+  if (parsed.data.tables !== undefined) {
+    mapping.tables = {};
+    for (const [name, table] of Object.entries(parsed.data.tables)) {
+      if (table.file !== undefined) {
+        throw invalid(
+          `table "${name}": its file "${table.file}" is read only when the mapping is read from ` +
+            'a file (porter --map); here, give its "values" inline.',
+        );
+      }
+      if (table.values === undefined) throw invalid(`table "${name}": give its "values".`);
+      mapping.tables[name] = {
+        values: table.values,
+        ...(Object.hasOwn(table, 'default') ? { default: table.default } : {}),
+      };
+    }
+  }
   checkColumns(mapping);
+  checkExpressions(mapping);
   if (resource !== undefined) checkMappingFields(mapping, resource);
   return mapping;
 }
@@ -93,6 +154,14 @@ function checkColumns(mapping: Mapping): void {
     }
     byField.set(field, column);
   }
+  for (const field of Object.keys(mapping.fields ?? {})) {
+    const column = byField.get(field);
+    if (column !== undefined) {
+      throw invalid(
+        `field "${field}" is both computed in "fields" and filled by column "${column}"; keep one.`,
+      );
+    }
+  }
 }
 
 function unknownField(field: string, resource: ResourceName): string {
@@ -113,6 +182,12 @@ export function checkMappingFields(mapping: Mapping, resource: ResourceName): vo
   for (const [column, field] of Object.entries(mapping.columns)) {
     if (!Object.hasOwn(fields, field))
       throw invalid(`column "${column}" maps to ${unknownField(field, resource)}`);
+  }
+  for (const field of Object.keys(mapping.fields ?? {})) {
+    if (!Object.hasOwn(fields, field)) throw invalid(`fields: ${unknownField(field, resource)}`);
+    if (field === descriptor.idField || descriptor.serviceFields.includes(field)) {
+      throw invalid(`fields: "${field}" is given by the server and cannot be computed; remove it.`);
+    }
   }
   for (const field of Object.keys(mapping.defaults)) {
     if (!Object.hasOwn(fields, field))

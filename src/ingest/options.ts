@@ -24,6 +24,11 @@ export interface IngestOptions {
   emptyAsClear?: boolean;
   /** Largest record in bytes (CSV row, JSON element, NDJSON line); a larger one fails alone. Default 1 MiB. */
   maxRecordBytes?: number;
+  /**
+   * The target's records of the resource, read when the mapping calls `$unique` (names taken
+   * there are not given). Default: none read; only the upload's own names count.
+   */
+  directory?: () => AsyncIterable<Record<string, unknown>>;
 }
 
 /** The options with defaults applied. */
@@ -38,6 +43,7 @@ export interface IngestSettings {
   mapping?: Mapping;
   emptyAsClear: boolean;
   maxRecordBytes: number;
+  directory?: () => AsyncIterable<Record<string, unknown>>;
 }
 
 export const CSV_DELIMITERS: readonly string[] = [',', ';', '\t', '|'];
@@ -91,6 +97,7 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     mapping: options.mapping,
     emptyAsClear: options.emptyAsClear ?? false,
     maxRecordBytes,
+    directory: options.directory,
   };
 }
 

@@ -51,6 +51,8 @@ export interface PreviewRecord {
   row: number;
   line?: number;
   valid: boolean;
+  /** Left out by the mapping's `when` (`error` says why). */
+  skipped?: boolean;
   input: Record<string, unknown>;
   /** Valid records: the coerced fields that would be sent. */
   record?: Record<string, unknown>;
@@ -117,6 +119,7 @@ export async function previewUpload(
   }
   // unmatched columns are left out of the records shown, as a mapping ignoring them would do
   const mapping: Mapping = {
+    ...settings.mapping,
     columns: settings.mapping?.columns ?? {},
     ignore: [...(settings.mapping?.ignore ?? []), ...distinctNames(unknown)],
     defaults: settings.mapping?.defaults ?? {},
@@ -133,6 +136,15 @@ export async function previewUpload(
           input: item.input,
           record: item.record,
           ...(item.warnings.length > 0 ? { warnings: item.warnings } : {}),
+        });
+      } else if (item.kind === 'skipped') {
+        records.push({
+          row: item.row,
+          line: item.line,
+          valid: false,
+          skipped: true,
+          input: item.input,
+          error: item.reason,
         });
       } else {
         records.push({

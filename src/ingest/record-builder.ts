@@ -9,6 +9,7 @@ import { unknownColumnsError, type ColumnResolver } from './columns.js';
 import { keyTextProblem } from './canonical-key.js';
 import { coerceJson, coerceText, showValue } from './coerce.js';
 import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
+import type { MappingOutcome } from '../mapping/evaluator.js';
 import type { IngestSettings } from './options.js';
 import type { IngestItem, RawRecord, RecordErrorCode } from './types.js';
 import { missingKey, recordWarnings, valueProblems } from './validate.js';
@@ -70,10 +71,28 @@ export class RecordBuilder {
     return prepared;
   }
 
-  /** The item for one raw record. */
-  build(raw: RawRecord): IngestItem {
+  /** The item for one raw record; `computed` is what the mapping's expressions made of it. */
+  build(raw: RawRecord, computed?: MappingOutcome): IngestItem {
     if (raw.problem !== undefined) {
       return this.invalid(raw, [raw.problem], {}, raw.problem.code ?? 'PORTER_ROW_INVALID');
+    }
+    if (computed?.kind === 'skip') {
+      return {
+        kind: 'skipped',
+        row: raw.row,
+        line: raw.line,
+        input: raw.input,
+        reason: computed.reason,
+      };
+    }
+    if (computed?.kind === 'failed') {
+      const field = computed.field;
+      return this.invalid(
+        raw,
+        [{ field, message: `field "${field}": ${computed.message}` }],
+        {},
+        'PORTER_MAPPING_FAILED',
+      );
     }
     const record: Record<string, unknown> = {};
     const columnOf = new Map<string, string>();
@@ -120,6 +139,7 @@ export class RecordBuilder {
         else warnings.push(`field "${field}" is empty and cannot be cleared (${kind}); left as is`);
       }
     }
+    if (computed !== undefined) this.addComputed(computed.values, record, problems, warnings);
     for (const [field, value] of this.defaults) {
       if (!Object.hasOwn(record, field)) record[field] = copy(value);
     }
@@ -148,6 +168,30 @@ export class RecordBuilder {
     if (problems.length > 0) return this.invalid(raw, problems, record);
     warnings.push(...recordWarnings(this.settings.resource, record));
     return { kind: 'record', row: raw.row, line: raw.line, input: raw.input, record, warnings };
+  }
+
+  /** Computed values, coerced as JSON values are. */
+  private addComputed(
+    values: Record<string, unknown>,
+    record: Record<string, unknown>,
+    problems: Problem[],
+    warnings: string[],
+  ): void {
+    for (const [field, given] of Object.entries(values)) {
+      const kind = this.kinds.get(field) ?? 'string';
+      const coerced = coerceJson(kind, given, this.settings.listSeparator);
+      if (coerced.kind === 'value') record[field] = coerced.value;
+      else if (coerced.kind === 'invalid') {
+        problems.push({
+          field,
+          value: given,
+          message: `field "${field}" (computed): ${coerced.reason}`,
+        });
+      } else if (this.settings.emptyAsClear && !this.neverCleared.has(field)) {
+        if (isClearable(kind)) record[field] = clearedValue(kind);
+        else warnings.push(`field "${field}" is empty and cannot be cleared (${kind}); left as is`);
+      }
+    }
   }
 
   /** A username or group name that cannot be a key (see canonical-key.ts). */

@@ -15,11 +15,23 @@ export type IngestItem =
       warnings: string[];
     }
   | {
+      /** A row the mapping's `when` leaves out. */
+      kind: 'skipped';
+      row: number;
+      line?: number;
+      input: Record<string, unknown>;
+      /** Why, for the report. */
+      reason: string;
+    }
+  | {
       kind: 'invalid';
       row: number;
       line?: number;
       input: Record<string, unknown>;
-      /** PORTER_RECORD_TOO_LARGE for a record over the size limit, which was not read. */
+      /**
+       * PORTER_RECORD_TOO_LARGE for a record over the size limit, which was not read;
+       * PORTER_MAPPING_FAILED for a record a mapping expression failed on.
+       */
       errorCode: RecordErrorCode;
       /** The record's key (username, group or ACL name) when it was given and valid. */
       key?: string;
@@ -41,7 +53,8 @@ export interface IngestHeader {
   delimiter?: string;
 }
 
-export type RecordErrorCode = 'PORTER_ROW_INVALID' | 'PORTER_RECORD_TOO_LARGE';
+export type RecordErrorCode =
+  'PORTER_ROW_INVALID' | 'PORTER_RECORD_TOO_LARGE' | 'PORTER_MAPPING_FAILED';
 
 /** One record as a parser read it, before mapping and coercion. */
 export interface RawRecord {

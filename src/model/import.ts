@@ -152,6 +152,11 @@ export interface ImportOptions {
     columns: Record<string, string>;
     ignore: string[];
     defaults: Record<string, unknown>;
+    /** Field → JSONata expression (docs/mapping.md); evaluated again by a retry, as the first time. */
+    fields?: Record<string, string>;
+    /** Value tables, inline (a table file was read when the import was submitted). */
+    tables?: Record<string, { values: Record<string, unknown>; default?: unknown }>;
+    when?: string;
   };
 }
 

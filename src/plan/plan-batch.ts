@@ -298,7 +298,18 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
     for (const field of descriptor.serviceFields) delete payload[field];
     delete payload[descriptor.idField];
     const method: WriteMethod = mode === 'create' && resource !== 'acls' ? 'POST' : 'PUT';
-    return { op: { ...base, action: 'create', method, payload, knownAbsent: true, warnings } };
+    // a dry run shows what a create would write, field by field (mapped and computed values)
+    const changes =
+      context.planning === 'dry-run'
+        ? await nameIds(
+            resource,
+            Object.entries(payload).map(([field, to]) => ({ field, to })),
+            lookup,
+          )
+        : undefined;
+    return {
+      op: { ...base, action: 'create', method, payload, knownAbsent: true, warnings, changes },
+    };
   }
 
   const refused = guard('update', current);

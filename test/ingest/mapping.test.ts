@@ -128,7 +128,11 @@ describe('mapping files', () => {
     const items = await ingestItems('username,status,groups\nalice,,\nbob,Inactive,Sales\n', {
       mapping,
     });
-    expect(items.map((item) => (item.kind === 'record' ? item.record : item.error))).toEqual([
+    expect(
+      items.map((item) =>
+        item.kind === 'record' ? item.record : item.kind === 'invalid' ? item.error : item.reason,
+      ),
+    ).toEqual([
       {
         username: 'alice',
         type: 'General User',

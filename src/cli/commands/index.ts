@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   sync: async () => (await import('./sync.js')).registerSyncCommands,
   undo: async () => (await import('./undo.js')).registerUndoCommand,
   targets: async () => (await import('./targets.js')).registerTargetsCommand,
+  map: async () => (await import('./map.js')).registerMapCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PorterError } from '../../errors/porter-error.js';
 import { previewUpload, PREVIEW_MAX_RECORDS } from '../../ingest/preview.js';
 import type { PorterContext } from '../../app/context.js';
+import { readDirectory } from '../../app/imports.js';
 import { parseImportFields } from '../import-request.js';
 
 export interface PreviewRoutesOptions {
@@ -78,6 +79,8 @@ export async function previewRoutes(
         emptyAsClear: parsed.options.emptyAsClear,
         mapping: parsed.mapping,
         maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
+        // read only when the mapping calls $unique, so the preview gives the names the import would
+        directory: () => readDirectory(context, parsed.options.resource),
         limit,
         partial: head.partial,
       });

@@ -1,0 +1,92 @@
+/** `porter map test`: a mapping file tried on the first rows of a file, nothing stored or sent. */
+import { createReadStream } from 'node:fs';
+import type { Command } from 'commander';
+import { AdminClient } from '../../admin/client.js';
+import { adminClientOptionsFromEnv } from '../../admin/env-options.js';
+import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
+import { loadEnv } from '../../config/env.js';
+import { formatMapTest, testMapping } from '../../mapping/map-test.js';
+import { readMappingFile } from '../../mapping/read-mapping-file.js';
+import { oneOf, positiveInteger } from '../options.js';
+import { checkInputFile, readJsonFile } from '../paths.js';
+
+interface MapTestValues {
+  map: string;
+  resource: ResourceName;
+  rows: number;
+  target?: string;
+  format: 'text' | 'json';
+  delimiter?: string;
+  listSeparator: string;
+}
+
+/**
+ * The records of the target's resource, for `$unique`. Today the target is the admin server of
+ * the environment (ADMIN_BASE_URL and its credentials), as for every other command.
+ */
+function targetDirectory(_target: string, resource: ResourceName) {
+  return async function* (): AsyncGenerator<Record<string, unknown>> {
+    const client = new AdminClient({ ...adminClientOptionsFromEnv(loadEnv()), connections: 1 });
+    try {
+      for await (const batch of client.streamBatches(resource)) {
+        yield* batch as Array<Record<string, unknown>>;
+      }
+    } finally {
+      await client.close();
+    }
+  };
+}
+
+export function registerMapCommand(program: Command): void {
+  const map = program.command('map').description('try mapping files (docs/mapping.md)');
+  map
+    .command('test')
+    .description(
+      'print the first rows of FILE through a mapping: each input, and field by field what it ' +
+        'gives, or why it is skipped or fails; nothing is stored or sent',
+    )
+    .argument('<file>', 'CSV, JSON or NDJSON file')
+    .requiredOption('--map <file>', 'mapping file (JSON)')
+    .option(
+      '--resource <resource>',
+      `resource: ${RESOURCE_NAMES.join(', ')}`,
+      oneOf('--resource', RESOURCE_NAMES),
+      'users',
+    )
+    .option('--rows <n>', 'rows to show', positiveInteger('--rows'), 20)
+    .option(
+      '--target <name>',
+      "read the target's names so $unique answers as the import would (today: the admin server of ADMIN_BASE_URL)",
+    )
+    .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
+    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option(
+      '--format <format>',
+      'text or json',
+      oneOf('--format', ['text', 'json'] as const),
+      'text',
+    )
+    .action(async (file: string, values: MapTestValues) => {
+      await checkInputFile(file, 'FILE');
+      const mapping = await readMappingFile(
+        values.map,
+        await readJsonFile(values.map, '--map'),
+        values.resource,
+      );
+      const result = await testMapping(createReadStream(file), {
+        resource: values.resource,
+        mapping,
+        rows: values.rows,
+        fileName: file,
+        delimiter: values.delimiter === 'tab' ? '\t' : values.delimiter,
+        listSeparator: values.listSeparator,
+        directory:
+          values.target === undefined ? undefined : targetDirectory(values.target, values.resource),
+      });
+      process.stdout.write(
+        values.format === 'json' ? `${JSON.stringify(result, null, 2)}\n` : formatMapTest(result),
+      );
+      // a sample row that fails makes the command fail, as its import would report it
+      if (result.rows.some((row) => row.status === 'failed')) process.exitCode = 2;
+    });
+}

@@ -1,0 +1,46 @@
+/**
+ * The functions porter adds to JSONata for directory work. Each takes the evaluation's scope
+ * (tables, names taken, the row) and its arguments; a refusal throws MappingFunctionError, which
+ * fails the record with the message.
+ */
+import { formatDate, parseDate } from './dates.js';
+import { normalizeDiacritics } from './diacritics.js';
+import { MappingFunctionError } from './function-error.js';
+import type { ValueTables } from './tables.js';
+import type { UniqueNames } from './unique-names.js';
+
+export interface FunctionScope {
+  tables: ValueTables;
+  names: UniqueNames;
+}
+
+export type PorterFunction = (scope: FunctionScope, row: number, args: unknown[]) => unknown;
+
+function text(name: string, value: unknown, what: string): string {
+  if (typeof value !== 'string') {
+    throw new MappingFunctionError(`$${name}: the ${what} must be text`);
+  }
+  return value;
+}
+
+export const PORTER_FUNCTIONS: Readonly<Record<string, PorterFunction>> = {
+  normalizeDiacritics: (_scope, _row, [value]) =>
+    value === undefined
+      ? undefined
+      : normalizeDiacritics(text('normalizeDiacritics', value, 'argument')),
+  table: (scope, _row, args) =>
+    scope.tables.lookup(text('table', args[0], 'table name'), args[1], args[2], args.length >= 3),
+  unique: (scope, row, [candidates, match]) => scope.names.pick(candidates, row, match),
+  parseDate: (_scope, _row, [value, format]) =>
+    value === undefined
+      ? undefined
+      : parseDate(text('parseDate', value, 'date'), text('parseDate', format, 'format')),
+  formatDate: (_scope, _row, [value, format, inputFormat]) =>
+    value === undefined
+      ? undefined
+      : formatDate(
+          text('formatDate', value, 'date'),
+          text('formatDate', format, 'format'),
+          inputFormat === undefined ? undefined : text('formatDate', inputFormat, 'input format'),
+        ),
+};
