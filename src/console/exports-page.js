@@ -82,10 +82,10 @@ export async function exportsPage(root, { signal, meta }) {
         }
       },
     },
+    scheduleTarget.element,
     field('Name', name),
     field('Cron', cron, '5 fields, or 6 with seconds first'),
     field('Time zone', tz),
-    scheduleTarget.element,
     field('Resource', scheduleResource),
     field('Format', scheduleFormat),
     field('Runs kept', keep),

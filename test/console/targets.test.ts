@@ -70,6 +70,11 @@ async function newImport(page: Page, name: string, rows: string[][]): Promise<vo
   await page.getByRole('table', { name: 'First records of the file' }).waitFor();
 }
 
+/** Width the page needs beyond the viewport (0 when nothing sticks out sideways). */
+function overflow(page: Page): Promise<number> {
+  return page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+}
+
 /** The text of a fact (dt/dd) on a detail page. */
 function fact(page: Page, name: string) {
   return page.locator('.facts dt', { hasText: new RegExp(`^${name}$`) }).locator('+ dd');
@@ -263,5 +268,24 @@ describe('console: targets', () => {
     }
     expect(archive.store.counts()).toEqual({ users: 4, groups: 2, acls: 2 });
     expect(harness.problems).toEqual([]);
+  });
+
+  it('holds its layout on a phone: the picker and the targets table stay in the page', async () => {
+    const page = await harness.newPage({ width: 390, height: 844 });
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+    await page.getByLabel('Target', { exact: true }).selectOption('archive');
+    expect(await overflow(page)).toBe(0);
+    await page.goto(`${harness.baseUrl}/console/#/migrations`);
+    await page.getByLabel('Target', { exact: true }).selectOption('archive');
+    expect(await overflow(page)).toBe(0);
+    await page.goto(`${harness.baseUrl}/console/#/exports`);
+    await page.locator('#export-target').selectOption('archive');
+    await page.locator('#schedule-target').selectOption('archive');
+    expect(await overflow(page)).toBe(0);
+    await page.goto(`${harness.baseUrl}/console/#/targets`);
+    await page.getByRole('button', { name: 'Check target second' }).click();
+    await page.locator('.check-result', { hasText: 'reachable' }).waitFor();
+    expect(await overflow(page)).toBe(0);
   });
 });
