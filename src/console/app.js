@@ -7,6 +7,7 @@ import { importsPage } from './imports-page.js';
 import { migrationPage } from './migration-page.js';
 import { migrationsPage } from './migrations-page.js';
 import { newImportPage } from './new-import-page.js';
+import { targetsPage } from './targets-page.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -37,6 +38,7 @@ const ROUTES = [
     'migrations',
     (match) => (root, context) => migrationPage(root, context, decodeURIComponent(match[1])),
   ],
+  [/^#\/targets\/?$/, 'targets', () => targetsPage],
 ];
 
 function signInPage(message) {

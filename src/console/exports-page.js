@@ -1,15 +1,18 @@
 /** Exports: run one, download its files; scheduled exports: add and remove. */
 import { api, download, segment } from './api.js';
 import { field, fill, h, notice, poll, select, showTime, table } from './dom.js';
+import { errorNotice, loadTargets, targetPicker, targetText } from './target-view.js';
 
 export async function exportsPage(root, { signal, meta }) {
   const runStatus = h('div');
   const listArea = h('div');
   const scheduleStatus = h('div');
   const scheduleArea = h('div');
+  const targets = await loadTargets(signal);
 
   const resource = select('export-resource', meta.exportResources, 'users');
   const format = select('export-format', meta.exportFormats, 'csv');
+  const target = targetPicker('export-target', targets, { writes: false });
   const runForm = h(
     'form',
     {
@@ -20,16 +23,17 @@ export async function exportsPage(root, { signal, meta }) {
         try {
           const info = await api('/v1/exports', {
             method: 'POST',
-            json: { resource: resource.value, format: format.value },
+            json: { target: target.control.value, resource: resource.value, format: format.value },
             signal,
           });
           runStatus.append(notice('info', `Export ${info.id} queued.`));
           await refreshExports();
         } catch (error) {
-          if (!signal.aborted) runStatus.append(notice('error', error.message));
+          if (!signal.aborted) runStatus.append(errorNotice(error));
         }
       },
     },
+    target.element,
     field('Resource', resource),
     field('Format', format),
     h('button', { type: 'submit' }, 'Run export'),
@@ -50,6 +54,7 @@ export async function exportsPage(root, { signal, meta }) {
   const tz = h('input', { type: 'text', id: 'schedule-tz', placeholder: 'UTC' });
   const scheduleResource = select('schedule-resource', meta.exportResources, 'users');
   const scheduleFormat = select('schedule-format', meta.exportFormats, 'csv');
+  const scheduleTarget = targetPicker('schedule-target', targets, { writes: false });
   const keep = h('input', { type: 'number', id: 'schedule-keep', min: '1', placeholder: 'all' });
   const scheduleForm = h(
     'form',
@@ -59,6 +64,7 @@ export async function exportsPage(root, { signal, meta }) {
         event.preventDefault();
         fill(scheduleStatus);
         const body = {
+          target: scheduleTarget.control.value,
           name: name.value.trim(),
           cron: cron.value.trim(),
           resource: scheduleResource.value,
@@ -72,10 +78,11 @@ export async function exportsPage(root, { signal, meta }) {
           name.value = '';
           await refreshSchedules();
         } catch (error) {
-          if (!signal.aborted) scheduleStatus.append(notice('error', error.message));
+          if (!signal.aborted) scheduleStatus.append(errorNotice(error));
         }
       },
     },
+    scheduleTarget.element,
     field('Name', name),
     field('Cron', cron, '5 fields, or 6 with seconds first'),
     field('Time zone', tz),
@@ -124,11 +131,12 @@ export async function exportsPage(root, { signal, meta }) {
         ? h('p', { class: 'muted' }, 'No schedules.')
         : table(
             'Schedules',
-            ['Name', 'Cron', 'Time zone', 'Export', 'Next run', ''],
+            ['Name', 'Cron', 'Time zone', 'Target', 'Export', 'Next run', ''],
             schedules.map((schedule) => [
               schedule.name,
               h('code', null, schedule.cron),
               schedule.tz ?? 'UTC',
+              targetCell(schedule.request),
               `${schedule.request?.resource ?? '—'} · ${schedule.request?.format ?? '—'}`,
               showTime(schedule.next),
               h(
@@ -173,9 +181,10 @@ function renderExports(exports) {
   if (exports.length === 0) return h('p', { class: 'muted' }, 'No exports yet.');
   return table(
     'Exports, newest first',
-    ['Export', 'What', 'State', 'Records', 'Files', 'Created'],
+    ['Export', 'Target', 'What', 'State', 'Records', 'Files', 'Created'],
     exports.map((info) => [
       info.id,
+      targetCell(info.request),
       `${info.request?.resource ?? '—'} · ${info.request?.format ?? '—'}${info.schedule ? ` (schedule ${info.schedule.name})` : ''}`,
       h('span', { class: `badge state-${info.state}` }, info.state),
       String(info.written ?? 0),
@@ -203,5 +212,15 @@ function renderExports(exports) {
           : (info.reason ?? '—'),
       showTime(info.createdAt),
     ]),
+  );
+}
+
+/** An export's target: its name, and the URL it pointed at (exports have no page of their own). */
+function targetCell(request) {
+  return h(
+    'div',
+    { class: 'target' },
+    targetText(request?.target),
+    request?.targetUrl ? h('div', { class: 'muted' }, request.targetUrl) : undefined,
   );
 }

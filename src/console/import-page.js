@@ -6,6 +6,7 @@
 import { api, download, segment } from './api.js';
 import { factList, fill, h, notice, poll, showTime, showValue, table } from './dom.js';
 import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view.js';
+import { errorNotice, targetText } from './target-view.js';
 
 const PAGE = 100;
 
@@ -64,6 +65,7 @@ export async function importPage(root, { signal, meta }, importId) {
       ['State', stateBadge(info.state)],
       ['Reason', info.reason],
       ['Source', info.source],
+      ['Target', targetText(options.target, options.targetUrl, true)],
       ['Resource', options.resource],
       ['Mode', `${options.mode}${options.dryRun ? ' (dry run)' : ''}`],
       ['Records', countsText(info)],
@@ -238,7 +240,7 @@ export async function importPage(root, { signal, meta }, importId) {
       actionStatus.append(notice('info', done));
       lastText = '';
     } catch (error) {
-      if (!signal.aborted) actionStatus.append(notice('error', error.message));
+      if (!signal.aborted) actionStatus.append(errorNotice(error));
     }
   }
 }

@@ -2,6 +2,7 @@
 import { api } from './api.js';
 import { fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
+import { targetText } from './target-view.js';
 
 export async function importsPage(root, { signal }) {
   const list = h('div', { 'aria-live': 'off' });
@@ -39,10 +40,11 @@ function render(imports) {
   }
   return table(
     'Imports, newest first',
-    ['Import', 'Source', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
+    ['Import', 'Source', 'Target', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
     imports.map((info) => [
       h('a', { class: 'id', href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
       info.source ?? '—',
+      targetText(info.options.target),
       `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}`,
       stateBadge(info.state),
       progressBar(info),

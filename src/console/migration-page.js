@@ -6,6 +6,7 @@ import { api, download, segment } from './api.js';
 import { factList, fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
 import { FINAL_MIGRATION_STATES, optionsText, STAGE_TEXT, stageText } from './migration-view.js';
+import { targetText } from './target-view.js';
 
 const ACTION_ORDER = ['create', 'update', 'delete', 'unchanged'];
 
@@ -58,6 +59,7 @@ export async function migrationPage(root, { signal }, migrationId) {
       ['State', stateBadge(info.state)],
       ['Reason', info.reason],
       ['Stage', stageText(info)],
+      ['Target', targetText(info.options?.target, info.options?.targetUrl, true)],
       ['Options', optionsText(info.options)],
       ['Bundle', bundle.name],
       ['Exported from', bundle.source],

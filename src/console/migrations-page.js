@@ -6,13 +6,15 @@ import { api } from './api.js';
 import { field, fill, h, notice, poll, select, showTime, table } from './dom.js';
 import { stateBadge } from './import-view.js';
 import { optionsText, stageText } from './migration-view.js';
+import { errorNotice, loadTargets, targetPicker, targetText } from './target-view.js';
 
 export async function migrationsPage(root, { signal }) {
   const list = h('div', { 'aria-live': 'off' });
   const status = h('div');
+  const targets = await loadTargets(signal);
   root.append(
     h('div', { class: 'page-head' }, h('h1', null, 'Migrations')),
-    startForm(signal),
+    startForm(signal, targets),
     h('h2', null, 'Recent migrations'),
     status,
     list,
@@ -34,7 +36,7 @@ export async function migrationsPage(root, { signal }) {
   );
 }
 
-function startForm(signal) {
+function startForm(signal, targets) {
   const fileInput = h('input', {
     type: 'file',
     id: 'bundle',
@@ -58,6 +60,13 @@ function startForm(signal) {
   });
   const status = h('div', { class: 'form-status' });
   const submit = h('button', { type: 'submit' }, 'Start migration');
+  // on a read-only target only a dry run may be started
+  const target = targetPicker('migration-target', targets, {
+    onChange: (chosen) => {
+      if (chosen.readOnly) dryRun.checked = true;
+      dryRun.disabled = Boolean(chosen.readOnly);
+    },
+  });
   return h(
     'form',
     {
@@ -70,7 +79,8 @@ function startForm(signal) {
           status.append(notice('error', 'Choose a bundle file first.'));
           return;
         }
-        let query = `mode=${encodeURIComponent(mode.value)}`;
+        let query = `target=${encodeURIComponent(target.control.value)}`;
+        query += `&mode=${encodeURIComponent(mode.value)}`;
         if (dryRun.checked) query += '&dryRun=true';
         if (allowAdmin.checked) query += '&allowAdmin=true';
         submit.disabled = true;
@@ -83,7 +93,7 @@ function startForm(signal) {
           });
           location.hash = `#/migrations/${encodeURIComponent(info.id)}`;
         } catch (error) {
-          if (!signal.aborted) status.append(notice('error', error.message));
+          if (!signal.aborted) status.append(errorNotice(error));
         } finally {
           submit.disabled = false;
         }
@@ -93,12 +103,13 @@ function startForm(signal) {
     h(
       'p',
       { class: 'muted' },
-      'Upload a bundle (porter export --format bundle). Its groups, ACLs, users and memberships are written into this porter’s target, stage by stage.',
+      'Upload a bundle (porter export --format bundle). Its groups, ACLs, users and memberships are written into the target chosen, stage by stage.',
     ),
     field('Bundle file (JSON)', fileInput),
     h(
       'div',
       { class: 'row' },
+      target.element,
       field('Mode', mode),
       field('Dry run: plan only, write nothing', dryRun),
       field('Allow administrators', allowAdmin),
@@ -112,10 +123,11 @@ function render(migrations) {
   if (migrations.length === 0) return h('p', null, 'No migrations yet.');
   return table(
     'Migrations, newest first',
-    ['Migration', 'Bundle', 'Options', 'State', 'Stage', 'Created'],
+    ['Migration', 'Bundle', 'Target', 'Options', 'State', 'Stage', 'Created'],
     migrations.map((info) => [
       h('a', { href: `#/migrations/${encodeURIComponent(info.id)}` }, info.id),
       info.bundle?.name ?? info.bundle?.source ?? '—',
+      targetText(info.options?.target),
       optionsText(info.options),
       stateBadge(info.state),
       stageText(info),

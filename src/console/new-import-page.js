@@ -5,6 +5,7 @@
  */
 import { api, saveBlob } from './api.js';
 import { field, fill, h, notice, select, showValue, table } from './dom.js';
+import { errorNotice, loadTargets, targetPicker } from './target-view.js';
 
 const IGNORE = '';
 
@@ -179,8 +180,17 @@ export async function newImportPage(root, { signal, meta }) {
   for (const control of [mode, delimiter, listSeparator, emptyAsClear]) {
     control.addEventListener('change', () => void refresh());
   }
-  dryRun.addEventListener('change', () => {
+  const startText = () => {
     startButton.textContent = dryRun.checked ? 'Start dry run' : 'Start import';
+  };
+  dryRun.addEventListener('change', startText);
+  // on a read-only target only a dry run may be started
+  const target = targetPicker('target', await loadTargets(signal), {
+    onChange: (chosen) => {
+      if (chosen.readOnly) dryRun.checked = true;
+      dryRun.disabled = Boolean(chosen.readOnly);
+      startText();
+    },
   });
 
   const form = h(
@@ -192,7 +202,7 @@ export async function newImportPage(root, { signal, meta }) {
       null,
       h('legend', null, 'Upload'),
       drop,
-      h('div', { class: 'row' }, field('Resource', resource), field('Mode', mode)),
+      h('div', { class: 'row' }, target.element, field('Resource', resource), field('Mode', mode)),
     ),
     h(
       'fieldset',
@@ -513,6 +523,7 @@ export async function newImportPage(root, { signal, meta }) {
       return;
     }
     const form = new FormData();
+    form.append('target', target.control.value);
     commonFields(form);
     form.append('batchSize', batchSize.value || '100');
     form.append('dryRun', String(dryRun.checked));
@@ -541,7 +552,7 @@ export async function newImportPage(root, { signal, meta }) {
       location.hash = `#/imports/${encodeURIComponent(info.id)}`;
     } catch (error) {
       if (signal.aborted) return;
-      fill(submitStatus, notice('error', error.message));
+      fill(submitStatus, errorNotice(error));
       startButton.disabled = false;
     }
   }

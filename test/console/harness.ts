@@ -42,11 +42,11 @@ export function launchChromium(): Promise<Browser> {
 }
 
 export async function startConsoleHarness(
-  options: { workers?: boolean } = {},
+  options: { workers?: boolean; env?: Record<string, string> } = {},
 ): Promise<ConsoleHarness> {
   const outDir = await mkdtemp(join(tmpdir(), 'porter-console-'));
   const pipeline = await startPipeline({
-    env: { PORTER_EXPORT_DIR: outDir },
+    env: { PORTER_EXPORT_DIR: outDir, ...options.env },
     workers: options.workers ?? true,
   });
   let app: FastifyInstance | undefined;

@@ -58,6 +58,11 @@ async function visitAll(page: Page): Promise<void> {
   await page.getByText('No migrations yet.').waitFor();
   expect(await overflow(page)).toBe(0);
   expect(await unlabelled(page)).toEqual([]);
+
+  await page.goto(`${harness.baseUrl}/console/#/targets`);
+  await page.getByRole('button', { name: 'Check target default' }).click();
+  await page.locator('.check-result', { hasText: 'reachable' }).waitFor();
+  expect(await overflow(page)).toBe(0);
 }
 
 describe('console: layout and keyboard', () => {
@@ -78,7 +83,7 @@ describe('console: layout and keyboard', () => {
     await page.getByRole('heading', { name: 'Imports', level: 1 }).waitFor();
     // the page's content has the focus after each navigation; the menu is just before it
     const focused: { text: string; outline: string }[] = [];
-    for (let step = 0; step < 6; step++) {
+    for (let step = 0; step < 7; step++) {
       await page.keyboard.press('Shift+Tab');
       focused.push(
         await page.evaluate(`(() => {
@@ -89,6 +94,7 @@ describe('console: layout and keyboard', () => {
     }
     expect(focused.map((item) => item.text)).toEqual([
       'Sign out',
+      'Targets',
       'Migrations',
       'Exports',
       'New import',

@@ -15,7 +15,7 @@ import {
   type MigrationInfo,
   type MigrationMode,
 } from '../../migrate/migration-model.js';
-import { idParams } from '../schemas.js';
+import { idParams, targetProperty } from '../schemas.js';
 import { limitBytes, uploadTooLarge } from '../size-limit.js';
 
 export interface MigrationRoutesOptions {
@@ -43,6 +43,7 @@ const querySchema = {
     dryRun: { type: 'boolean' },
     allowAdmin: { type: 'boolean' },
     batchSize: { type: 'integer', minimum: 1, maximum: 10_000 },
+    target: targetProperty,
   },
   additionalProperties: false,
 } as const;
@@ -52,6 +53,7 @@ interface MigrationQuery {
   dryRun?: boolean;
   allowAdmin?: boolean;
   batchSize?: number;
+  target?: string;
 }
 
 function withLinks(info: MigrationInfo): MigrationInfo & { links: Record<string, string> } {
@@ -92,6 +94,7 @@ export async function migrationRoutes(
       const info = await startMigration(context, {
         source: pipeline(body, limitBytes(maxUploadBytes), () => {}),
         options: {
+          ...(query.target !== undefined ? { target: query.target } : {}),
           mode: query.mode ?? 'upsert',
           dryRun: query.dryRun === true,
           allowAdmin: query.allowAdmin === true,
