@@ -29,6 +29,8 @@ describe('the quick start: porter dev --demo --once', () => {
         String(await freePort()),
         '--api-port',
         String(await freePort()),
+        '--new-sandbox-port',
+        '0',
       ],
       {
         REDIS_URL: testRedisUrl(),
