@@ -180,7 +180,8 @@ async function runDemo(context: PorterContext): Promise<number> {
     mapping,
   );
   console.log(`\nreport of ${users.id} (also: npx porter report ${users.id}):`);
-  await writeReport(context, users.id, process.stdout, { format: 'csv' });
+  // stdout stays open: what follows the report (the targets, `serving`) is printed there too
+  await writeReport(context, users.id, process.stdout, { format: 'csv', end: false });
   return importExitCode(users);
 }
 
