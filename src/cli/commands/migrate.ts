@@ -18,6 +18,7 @@ import {
   type MigrationInfo,
   type MigrationMode,
 } from '../../migrate/migration-model.js';
+import { DEFAULT_TARGET } from '../../targets/targets.js';
 import { follow } from '../follow.js';
 import { oneOf, positiveInteger, targetOption } from '../options.js';
 import { checkInputFile, checkOutputDirectory, checkOutputFile } from '../paths.js';
@@ -49,7 +50,13 @@ export function summarizeMigration(info: MigrationInfo): string {
   const reason = info.reason ? ` (${info.reason})` : '';
   const plan = info.options.dryRun ? ' [dry run]' : '';
   const reading = info.state === 'receiving' && info.from ? `, reading ${info.from}` : '';
-  return `migration ${info.id} ${info.state}${reason}${reading}${where}${plan}`;
+  // the targets, once a migration names more than the default one
+  const route = info.from
+    ? ` [${info.from} → ${info.to}]`
+    : info.to !== DEFAULT_TARGET
+      ? ` [→ ${info.to}]`
+      : '';
+  return `migration ${info.id} ${info.state}${reason}${reading}${where}${plan}${route}`;
 }
 
 export function registerMigrateCommand(program: Command): void {
