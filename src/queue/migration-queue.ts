@@ -1,8 +1,8 @@
 /**
  * BullMQ wiring of migrations: one flow per migration, whose jobs are its stages. A migration
- * from a live target first has one `read` job, which reads the source and then adds the flow. A parent waits
- * for its child, so the chain `finish ← memberships ← users ← acls ← groups` runs the stages in
- * dependency order, each once the one before it has settled.
+ * from a live target first has one `read` job, which reads the source and then adds the flow.
+ * A parent waits for its child, so the chain `finish ← memberships ← users ← acls ← groups`
+ * runs the stages in dependency order, each once the one before it has settled.
  *
  * A stage job starts its import, then re-checks it every `pollMs` by moving itself to the
  * delayed set (it holds no worker while the batches run). A stage whose job fails after its
