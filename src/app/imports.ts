@@ -117,15 +117,20 @@ export async function writeReport(
   context: PorterContext,
   importId: string,
   out: Writable,
-  options: { format: ReportFormat; status?: ResultStatus[] },
+  options: {
+    format: ReportFormat;
+    status?: ResultStatus[];
+    /** End `out` after the report. @defaultValue true */
+    end?: boolean;
+  },
 ): Promise<number> {
   const info = await requireImport(context, importId);
   const results = context.store.results(importId, { status: options.status });
-  if (options.format === 'json') return writeJsonReport(results, out);
+  if (options.format === 'json') return writeJsonReport(results, out, { end: options.end });
   // a report of the failed records lists the input columns first, ready to fix and upload again
   const inputFirst =
     options.status !== undefined && options.status.every((status) => status !== 'succeeded');
-  return writeCsvReport(results, out, { columns: info.columns, inputFirst });
+  return writeCsvReport(results, out, { columns: info.columns, inputFirst, end: options.end });
 }
 
 /** Whether any worker listens on the import queue (for a hint when nothing moves). */

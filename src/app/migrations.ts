@@ -1,10 +1,14 @@
-/** Migration use cases shared by the CLI and the HTTP API: submit a bundle, describe, report. */
+/**
+ * Migration use cases shared by the CLI and the HTTP API: submit a bundle or a source target,
+ * read a source target (the worker's step), save what was read as a bundle, describe, report.
+ */
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { ResourceName } from '../admin/resources.js';
+import { AdminError } from '../admin/errors.js';
+import { writeFileAtomically, type WrittenFile } from '../export/atomic-file.js';
 import { PorterError } from '../errors/porter-error.js';
 import { readBundle } from '../migrate/bundle-reader.js';
 import {
@@ -16,15 +20,24 @@ import {
   type MigrationOptions,
 } from '../migrate/migration-model.js';
 import { MigrationStore } from '../migrate/migration-store.js';
-import { aclKeyText, sourceIdOf } from '../migrate/stage-records.js';
+import { readLiveSource } from '../migrate/read-source.js';
+import { stagedBundle } from '../migrate/staged-bundle.js';
+import { SourceStager } from '../migrate/stage-source.js';
+import { sourceIdOf } from '../migrate/stage-records.js';
 import type { StageRunnerDeps } from '../migrate/stage-runner.js';
-import { enqueueMigration } from '../queue/migration-queue.js';
+import {
+  enqueueMigration,
+  enqueueMigrationRead,
+  type MigrationFlowOptions,
+} from '../queue/migration-queue.js';
 import { formulaSafe } from '../results/formula-safe.js';
 import { newImportId } from '../results/import-id.js';
 import { writeCsvReport } from '../results/index.js';
 import type { PorterContext } from './context.js';
 import { startImport } from './imports.js';
-import { bindTarget } from '../targets/job-target.js';
+import { bindTarget, isTargetRefusal, jobTarget } from '../targets/job-target.js';
+import type { Target } from '../targets/targets.js';
+import { PORTER_VERSION } from '../version.js';
 
 /** The migration store of a context. */
 export function migrationStore(context: PorterContext): MigrationStore {
@@ -61,38 +74,19 @@ export async function startMigration(
   onCreated?: (migrationId: string) => void,
 ): Promise<MigrationInfo> {
   const store = migrationStore(context);
-  const writes = !request.options.dryRun;
-  const { ref } = bindTarget(context.targets, request.options, { writes });
-  const options: MigrationOptions = { ...request.options, ...ref };
+  const options = bindMigrationTargets(context, request.options);
   const migrationId = newImportId().replace(/^imp_/, 'mig_');
   await store.create(migrationId, options, request.fileName);
   onCreated?.(migrationId);
-  const totals: Record<ResourceName, number> = { groups: 0, users: 0, acls: 0 };
+  const stager = new SourceStager(store, migrationId);
   try {
-    // records go to Redis about 1000 at a time, one write in flight while the next are read
-    let pending: Promise<void> = Promise.resolve();
-    let buffer: Record<string, unknown>[] = [];
-    let buffered: ResourceName | undefined;
-    const flush = async (): Promise<void> => {
-      await pending;
-      if (buffered === undefined || buffer.length === 0) return;
-      pending = stageSection(store, migrationId, buffered, buffer);
-      // a failed write surfaces at the next flush
-      pending.catch(() => {});
-      buffer = [];
-    };
     for await (const part of readBundle(request.source)) {
       if (part.kind === 'end') {
-        await flush();
-        await pending;
-        await store.markReceived(migrationId, part.head, totals);
+        await stager.done();
+        await store.markReceived(migrationId, part.head, stager.totals);
         break;
       }
-      if (part.resource !== buffered) await flush();
-      buffered = part.resource;
-      totals[part.resource] += part.records.length;
-      buffer.push(...part.records);
-      if (buffer.length >= STAGE_CHUNK) await flush();
+      await stager.add(part.resource, part.records);
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -103,40 +97,160 @@ export async function startMigration(
           cause: error,
         });
   }
-  await enqueueMigration(
-    {
-      connection: context.bullConnection,
-      prefix: context.env.PORTER_PREFIX,
-      jobTtlSeconds: Math.round(context.env.PORTER_RESULT_TTL_DAYS * 24 * 3600),
-    },
-    migrationId,
-  );
+  await enqueueMigration(flowOptions(context), migrationId);
   return requireMigration(context, migrationId);
 }
 
-const STAGE_CHUNK = 1000;
+function flowOptions(context: PorterContext): MigrationFlowOptions {
+  return {
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    jobTtlSeconds: Math.round(context.env.PORTER_RESULT_TTL_DAYS * 24 * 3600),
+  };
+}
 
-/** Keeps records of a bundle section in Redis with their natural keys (ACLs: group and name). */
-async function stageSection(
-  store: MigrationStore,
-  migrationId: string,
-  resource: ResourceName,
-  records: readonly Record<string, unknown>[],
-): Promise<void> {
-  let groupNames = new Map<string, string>();
-  if (resource === 'acls') {
-    const ids = [...new Set(records.map((record) => String(record.groupId)))];
-    const refs = await store.refs(migrationId, 'groups', ids);
-    groupNames = new Map(ids.map((id) => [id, refs.get(id)?.key ?? `#${id}`]));
+/**
+ * Binds a migration's targets when it is submitted: the target written to (refused when
+ * read-only, unless a dry run) and, for a live migration, the source read from (known here).
+ * Both travel with the migration, name and fingerprint; a source and target that are one
+ * server are refused.
+ */
+function bindMigrationTargets(
+  context: PorterContext,
+  options: MigrationOptions,
+  from?: string,
+): MigrationOptions {
+  const { target, ref } = bindTarget(context.targets, options, { writes: !options.dryRun });
+  if (from === undefined) return { ...options, ...ref, from: undefined };
+  const source = bindTarget(context.targets, { target: from }, { writes: false });
+  if (source.target.name === target.name || source.target.summary.url === target.summary.url) {
+    throw new PorterError(
+      'PORTER_USAGE',
+      `the source "${source.target.name}" and the target "${target.name}" are the same server (${target.summary.url}): name two instances`,
+    );
   }
-  await store.stageRecords(migrationId, resource, records, (record) => [
-    sourceIdOf(resource, record),
-    resource === 'users'
-      ? String(record.username)
-      : resource === 'groups'
-        ? String(record.name)
-        : aclKeyText(groupNames.get(String(record.groupId)) ?? '', String(record.name)),
-  ]);
+  return { ...options, ...ref, from: source.ref };
+}
+
+export interface StartLiveMigrationRequest {
+  /** The source target's name. */
+  from: string;
+  /** `target`: the target written to (default `default`). */
+  options: MigrationOptions;
+}
+
+/**
+ * A migration from a live target: both targets are checked here (an unknown source is refused
+ * with nothing created), then one job is queued whose worker reads the source (every group,
+ * user and ACL, streamed) into Redis and queues the four stages. The migration is `receiving`
+ * until the read is done.
+ */
+export async function startLiveMigration(
+  context: PorterContext,
+  request: StartLiveMigrationRequest,
+): Promise<MigrationInfo> {
+  const options = bindMigrationTargets(context, request.options, request.from);
+  const store = migrationStore(context);
+  const migrationId = newImportId().replace(/^imp_/, 'mig_');
+  await store.create(migrationId, options, undefined);
+  await enqueueMigrationRead(flowOptions(context), migrationId);
+  return requireMigration(context, migrationId);
+}
+
+/**
+ * The worker's `read` step of a live migration: reads its source target into Redis, then it is
+ * `running`. A source or target this worker does not know, or configured otherwise than when
+ * the migration was started, ends the migration `failed` with nothing read or written; so does
+ * a read that still fails on `lastAttempt` (before that it throws, and the job is retried).
+ * Returns whether the stages may run.
+ */
+export async function readMigrationSource(
+  context: PorterContext,
+  migrationId: string,
+  run: { lastAttempt: boolean; signal?: AbortSignal },
+): Promise<boolean> {
+  const store = migrationStore(context);
+  const meta = await store.meta(migrationId);
+  if (!meta) return false;
+  // read already (a worker that stopped before it queued the stages): the stages may run
+  if (meta.state !== 'receiving') return meta.state === 'running';
+  const options = await store.options(migrationId);
+  const fail = async (reason: string): Promise<false> => {
+    await store.setState(migrationId, 'failed', reason);
+    context.logger.warn({ migrationId, reason }, 'migration source not read');
+    return false;
+  };
+  if (options.from === undefined) return fail('the migration names no source target to read');
+  let source: Target;
+  try {
+    jobTarget(context.targets, options);
+    source = jobTarget(context.targets, options.from);
+  } catch (error) {
+    if (!isTargetRefusal(error)) throw error;
+    return fail(`${error.message} [${error.code}]`);
+  }
+  const client = context.createAdminClient(4, source);
+  const gate = context.gateOf(source);
+  const maxDelayMs = context.retryPolicy.maxDelayMs;
+  try {
+    await readLiveSource(
+      store,
+      migrationId,
+      { client, url: source.summary.url },
+      {
+        retry: context.retryPolicy,
+        signal: run.signal,
+        onRetry: async (error, delayMs, resource) => {
+          context.logger.warn(
+            { migrationId, resource, delayMs, err: error },
+            'reading the migration source failed; trying again',
+          );
+          // one 429 makes every worker's calls to the source wait out its Retry-After
+          if (error instanceof AdminError && error.status === 429) {
+            await gate.pauseAll(Math.min(error.retryAfterMs ?? delayMs, maxDelayMs));
+          }
+        },
+      },
+    );
+  } catch (error) {
+    if (!run.lastAttempt || run.signal?.aborted) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return fail(`the source target "${source.name}" could not be read: ${reason}`);
+  } finally {
+    await client.close();
+  }
+  return true;
+}
+
+/**
+ * Writes what a live migration read from its source as a bundle file (atomically: whole or
+ * not at all), once the read is done: the document `porter export --format bundle` writes,
+ * which `porter migrate BUNDLE` and `porter diff` take. Returns its size and sha256.
+ */
+export async function saveMigrationBundle(
+  context: PorterContext,
+  migrationId: string,
+  path: string,
+): Promise<WrittenFile> {
+  const store = migrationStore(context);
+  const info = await requireMigration(context, migrationId);
+  const meta = (await store.meta(migrationId)) ?? {};
+  if (info.from === undefined || meta.exportedAt === undefined) {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `migration ${migrationId} has not read a source target (${info.state}${info.reason ? `: ${info.reason}` : ''}); no bundle to save`,
+    );
+  }
+  const head = {
+    exportedAt: meta.exportedAt,
+    source: meta.source ?? '',
+    porterVersion: PORTER_VERSION,
+  };
+  return writeFileAtomically(
+    dirname(resolve(path)),
+    basename(path),
+    stagedBundle(store, migrationId, head),
+  );
 }
 
 /** The migration, or PORTER_NOT_FOUND. */

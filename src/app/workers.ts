@@ -5,7 +5,7 @@ import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
 import { createImportScheduleWorker } from '../queue/import-schedule-worker.js';
 import { runImportScheduleJob } from './import-schedules.js';
 import { createMigrationWorker } from '../queue/migration-queue.js';
-import { stageRunnerDeps } from './migrations.js';
+import { readMigrationSource, stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
@@ -107,6 +107,8 @@ export function startWorkers(
     lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
     logger: context.logger.child({ component: 'migration-worker' }),
     deps: stageRunnerDeps(context),
+    readSource: (migrationId, run) => readMigrationSource(context, migrationId, run),
+    jobTtlSeconds: context.store.ttlSeconds,
   });
   let closing: Promise<void> | undefined;
   return {

@@ -15,7 +15,7 @@ export function stageText(info) {
   const stage = info.stages?.find((item) => item.phase === 'running');
   if (stage) return `${STAGE_TEXT[stage.stage] ?? stage.stage} ${stage.done} of ${stage.total}`;
   if (FINAL_MIGRATION_STATES.has(info.state)) return 'ended';
-  if (info.state === 'receiving') return 'reading the bundle';
+  if (info.state === 'receiving') return info.from ? `reading ${info.from}` : 'reading the bundle';
   return info.stage ? (STAGE_TEXT[info.stage] ?? info.stage) : '—';
 }
 

@@ -1,6 +1,7 @@
 /** The vocabulary of a migration: a bundle loaded into another instance, stage by stage. */
 import type { ResourceName } from '../admin/resources.js';
 import type { ImportState, RecordAction, ResultStatus } from '../model/import.js';
+import type { JobTargetRef } from '../targets/job-target.js';
 
 /**
  * The stages in dependency order: groups, then ACLs (they name a group), then users, then the
@@ -20,6 +21,7 @@ export const STAGE_SECTION: { readonly [S in StageName]: ResourceName } = {
 export type MigrationMode = 'create' | 'upsert';
 export const MIGRATION_MODES: readonly MigrationMode[] = ['create', 'upsert'];
 
+/** `receiving`: the bundle is read, or the source target (`from`) is read by a worker. */
 export type MigrationState =
   'receiving' | 'running' | 'completed' | 'completed_with_errors' | 'failed';
 
@@ -35,6 +37,12 @@ export interface MigrationOptions {
   targetFingerprint?: string;
   /** Where the target pointed then, credentials left out. */
   targetUrl?: string;
+  /**
+   * A migration from a live target rather than a bundle: the source target's name, and its
+   * fingerprint when the migration was started. A worker reads it (the migration's `read`
+   * step) into the same Redis sections a bundle fills.
+   */
+  from?: JobTargetRef;
   /** `create`: a record already on the target fails ALREADY_EXISTS; `upsert`: it is updated. */
   mode: MigrationMode;
   dryRun: boolean;
@@ -63,7 +71,11 @@ export interface MigrationInfo {
   state: MigrationState;
   reason?: string;
   options: MigrationOptions;
-  /** The bundle's file name, and where and when it was exported. */
+  /** The target read from (a migration from a live target); a bundle's migration has none. */
+  from?: string;
+  /** The target written to. */
+  to: string;
+  /** The bundle's file name (none when read live), and where and when it was read. */
   bundle: { name?: string; source?: string; exportedAt?: string };
   createdAt: string;
   updatedAt: string;

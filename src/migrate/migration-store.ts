@@ -3,7 +3,7 @@
  * run cut by a crash goes on where it stopped:
  *
  *   <p>:migration:<id>:meta         hash: state, options, bundle head, totals, per-stage phase and import
- *   <p>:migration:<id>:src:<r>      list: the bundle's records of section r, in bundle order
+ *   <p>:migration:<id>:src:<r>      list: the bundle's (or source target's) records of section r, in order
  *   <p>:migration:<id>:key:<r>      hash: source id → natural key (group name, username, ACL name)
  *   <p>:migration:<id>:map:<r>      hash: source id → target id ("+" for a dry run's planned create)
  *   <p>:migration:<id>:failed:<r>   hash: source id → why it did not migrate
@@ -17,6 +17,7 @@ import { FINAL_IMPORT_STATES } from '../model/import.js';
 import type { ImportStore } from '../results/import-store.js';
 import { IMPORT_ID_PATTERN } from '../results/import-id.js';
 import { hmgetMany } from '../util/redis.js';
+import { DEFAULT_TARGET } from '../targets/targets.js';
 import {
   STAGES,
   type MigrationInfo,
@@ -110,6 +111,18 @@ export class MigrationStore {
       .rpush(this.key(migrationId, `src:${resource}`), ...records.map((r) => JSON.stringify(r)))
       .hset(this.key(migrationId, `key:${resource}`), ...keys)
       .exec();
+  }
+
+  /**
+   * Empties the source sections (records and natural keys) of these resources: a live read
+   * that starts again (after a failed read, a crashed worker) writes them from the start.
+   */
+  async clearSources(migrationId: string, resources: readonly ResourceName[]): Promise<void> {
+    const keys = resources.flatMap((resource) => [
+      this.key(migrationId, `src:${resource}`),
+      this.key(migrationId, `key:${resource}`),
+    ]);
+    if (keys.length > 0) await this.redis.del(...keys);
   }
 
   /** The whole bundle is in: the migration runs. */
@@ -286,11 +299,14 @@ export class MigrationStore {
       }
       stages.push(info);
     }
+    const options = JSON.parse(meta.options ?? '{}') as MigrationOptions;
     return {
       id: migrationId,
       state: meta.state as MigrationState,
       reason: meta.reason,
-      options: JSON.parse(meta.options ?? '{}') as MigrationOptions,
+      options,
+      ...(options.from?.target !== undefined ? { from: options.from.target } : {}),
+      to: options.target ?? DEFAULT_TARGET,
       bundle: { name: meta.bundleName, source: meta.source, exportedAt: meta.exportedAt },
       createdAt: meta.createdAt ?? '',
       updatedAt: meta.updatedAt ?? '',

@@ -1,7 +1,8 @@
 /**
- * BullMQ wiring of migrations: one flow per migration, whose jobs are its stages. A parent waits
- * for its child, so the chain `finish ← memberships ← users ← acls ← groups` runs the stages in
- * dependency order, each once the one before it has settled.
+ * BullMQ wiring of migrations: one flow per migration, whose jobs are its stages. A migration
+ * from a live target first has one `read` job, which reads the source and then adds the flow.
+ * A parent waits for its child, so the chain `finish ← memberships ← users ← acls ← groups`
+ * runs the stages in dependency order, each once the one before it has settled.
  *
  * A stage job starts its import, then re-checks it every `pollMs` by moving itself to the
  * delayed set (it holds no worker while the batches run). A stage whose job fails after its
@@ -14,6 +15,7 @@
 import {
   DelayedError,
   FlowProducer,
+  Queue,
   Worker,
   type ConnectionOptions,
   type FlowJob,
@@ -32,7 +34,8 @@ export const MIGRATION_QUEUE = 'migrations';
 
 export interface MigrationJobData {
   migrationId: string;
-  stage: StageName | 'finish';
+  /** `read`: a live migration's first step, reading its source target; it queues the flow. */
+  stage: StageName | 'finish' | 'read';
 }
 
 export interface MigrationFlowOptions {
@@ -82,6 +85,38 @@ export async function enqueueMigration(
   }
 }
 
+/**
+ * Queues the `read` step of a migration from a live target: one job, which reads the source
+ * into Redis and then queues the stages' flow; adding it again is a no-op.
+ */
+export async function enqueueMigrationRead(
+  options: MigrationFlowOptions,
+  migrationId: string,
+): Promise<void> {
+  const age = options.jobTtlSeconds ?? 7 * 24 * 3600;
+  const queue = new Queue<MigrationJobData>(MIGRATION_QUEUE, {
+    connection: options.connection,
+    prefix: options.prefix,
+  });
+  try {
+    await queue.add(
+      'read',
+      { migrationId, stage: 'read' },
+      {
+        jobId: `${migrationId}-read`,
+        attempts: READ_ATTEMPTS,
+        backoff: { type: 'exponential', delay: 1_000 },
+        removeOnComplete: { age },
+        removeOnFail: { age },
+      },
+    );
+  } finally {
+    await queue.close();
+  }
+}
+
+const READ_ATTEMPTS = 5;
+
 export interface MigrationWorkerOptions {
   connection: ConnectionOptions;
   prefix: string;
@@ -91,15 +126,42 @@ export interface MigrationWorkerOptions {
   /** How often a running stage looks whether its import has settled. @defaultValue 200 */
   pollMs?: number;
   deps: StageRunnerDeps;
+  /**
+   * A live migration's `read` step (src/app/migrations.ts readMigrationSource): true when the
+   * source is in Redis and the stages may be queued; throws to be tried again.
+   */
+  readSource: (
+    migrationId: string,
+    run: { lastAttempt: boolean; signal?: AbortSignal },
+  ) => Promise<boolean>;
+  /** Seconds finished stage jobs stay. @defaultValue 7 days */
+  jobTtlSeconds?: number;
   logger: Logger;
 }
 
 /** The worker that runs migration stages. */
 export function createMigrationWorker(options: MigrationWorkerOptions): Worker<MigrationJobData> {
   const pollMs = options.pollMs ?? 200;
-  const processor = async (job: Job<MigrationJobData>, token?: string): Promise<string> => {
+  const processor = async (
+    job: Job<MigrationJobData>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<string> => {
     const { migrationId, stage } = job.data;
     if (stage === 'finish') return finishMigration(options.deps, migrationId);
+    if (stage === 'read') {
+      const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (!(await options.readSource(migrationId, { lastAttempt, signal }))) return 'not read';
+      await enqueueMigration(
+        {
+          connection: options.connection,
+          prefix: options.prefix,
+          jobTtlSeconds: options.jobTtlSeconds,
+        },
+        migrationId,
+      );
+      return 'read';
+    }
     await startStage(options.deps, migrationId, stage);
     if (await settleStage(options.deps, migrationId, stage)) return 'done';
     await job.moveToDelayed(Date.now() + pollMs, token);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { targetsFileSchema } from '../../src/targets/target-file.js';
 
 interface Service {
   image?: string;
@@ -27,9 +28,10 @@ describe('docker-compose.yml', () => {
     expect(api?.command?.[0]).toBe('api');
     expect(api?.environment?.REDIS_URL).toBe('redis://redis:6379');
     expect(worker?.command?.[0]).toBe('worker');
-    // the API serves the files the workers export: both see one volume
-    expect(api?.volumes).toEqual(['exports:/exports']);
-    expect(worker?.volumes).toEqual(['exports:/exports']);
+    // the API serves the files the workers export: both see one volume; and one targets file
+    const targetsMount = './targets.example.json:/etc/porter/targets.json:ro';
+    expect(api?.volumes).toEqual(['exports:/exports', targetsMount]);
+    expect(worker?.volumes).toEqual(['exports:/exports', targetsMount]);
     // the API and the workers start once Redis and their default target, the sandbox, answer
     expect(sandbox?.healthcheck?.test[0]).toBe('CMD');
     for (const service of [api, worker]) {
@@ -54,6 +56,16 @@ describe('docker-compose.yml', () => {
     }
     // no variable is required at parse time: `docker compose up redis sandbox` needs no token
     expect(await readFile('docker-compose.yml', 'utf8')).not.toMatch(/\$\{[A-Z_]+:\?/);
+    // the targets file the API and the workers share names two targets, secrets by their source
+    for (const service of [api, worker]) {
+      expect(service?.environment?.PORTER_TARGETS_FILE).toBe('${PORTER_TARGETS_FILE:-}');
+      expect(service?.environment?.NEW_DAM_KEY).toBe('${NEW_DAM_KEY:-}');
+    }
+    const targets = targetsFileSchema.parse(
+      JSON.parse(await readFile('targets.example.json', 'utf8')),
+    );
+    expect(Object.keys(targets)).toEqual(['old', 'new']);
+    expect(targets.new?.apiKey).toEqual({ env: 'NEW_DAM_KEY' });
     const dockerfile = await readFile('Dockerfile', 'utf8');
     expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/porter\.js"\]/);
   });

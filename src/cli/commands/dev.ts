@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { createPorterContext, type PorterContext } from '../../app/context.js';
 import { startImport, writeReport } from '../../app/imports.js';
@@ -17,7 +17,8 @@ import { listenOn } from '../../util/listen.js';
 import { PROJECT_ROOT } from '../../util/project-root.js';
 import { assertRedisAnswers, redactUrl } from '../../util/redis.js';
 import { PrometheusMetrics } from '../../metrics/prometheus.js';
-import { positiveInteger } from '../options.js';
+import { portNumber, positiveInteger } from '../options.js';
+import { loadTargets } from '../../targets/targets.js';
 import { followImport, summarize } from '../progress.js';
 import { importExitCode } from './import.js';
 
@@ -25,6 +26,7 @@ const EXAMPLES = `${join(PROJECT_ROOT, 'examples')}/`;
 
 interface DevOptions {
   sandboxPort: number;
+  newSandboxPort: number;
   apiPort: number;
   host: string;
   concurrency: number;
@@ -37,6 +39,12 @@ export function registerDevCommand(program: Command): void {
     .command('dev')
     .description('Run sandbox, API and workers in one process against one Redis (a first look)')
     .option('--sandbox-port <port>', 'sandbox port', positiveInteger('--sandbox-port'), 8080)
+    .option(
+      '--new-sandbox-port <port>',
+      'with --demo: port of the second, empty sandbox (target new; 0: any free port)',
+      portNumber('--new-sandbox-port'),
+      8081,
+    )
     .option('--api-port <port>', 'API port', positiveInteger('--api-port'), 3000)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option(
@@ -45,7 +53,11 @@ export function registerDevCommand(program: Command): void {
       positiveInteger('--concurrency'),
       4,
     )
-    .option('--demo', 'import the samples in examples/ and print the report')
+    .option(
+      '--demo',
+      'import the samples in examples/ and print the report; start a second, empty sandbox and ' +
+        `name both as targets (old = default, new) in ${DEV_TARGETS_FILE} for other shells`,
+    )
     .option('--once', 'with --demo: stop after the demo instead of serving on')
     .action(async (options: DevOptions) => {
       const env = loadEnv();
@@ -61,13 +73,37 @@ export function registerDevCommand(program: Command): void {
         await localRedis?.stop();
         throw error;
       }
+      // the demo's migration target: empty, beside the sandbox the demo fills
+      let newSandbox: RunningSandbox | undefined;
+      try {
+        newSandbox = options.demo
+          ? await startSandbox({
+              host: options.host,
+              port: options.newSandboxPort,
+              addressFlags: '--host or --new-sandbox-port',
+            })
+          : undefined;
+      } catch (error) {
+        await sandbox.close();
+        await localRedis?.stop();
+        throw error;
+      }
       const devEnv: Env = {
         ...env,
         ADMIN_BASE_URL: sandbox.url,
         REDIS_URL: localRedis?.url ?? env.REDIS_URL,
       };
+      // the targets this process serves are the file's, so other shells reading it agree
+      const targets = newSandbox
+        ? await writeDevTargets(DEV_TARGETS_FILE, sandbox.url, newSandbox.url).then((path) =>
+            loadTargets({ ...devEnv, PORTER_TARGETS_FILE: path }),
+          )
+        : undefined;
       // API and workers share one process: the API's /metrics shows the workers' work too
-      const context = await createPorterContext(devEnv, { metrics: new PrometheusMetrics() });
+      const context = await createPorterContext(devEnv, {
+        metrics: new PrometheusMetrics(),
+        targets,
+      });
       const workers = startWorkers(context, { concurrency: options.concurrency });
       const token = env.PORTER_API_TOKEN ?? randomBytes(18).toString('base64url');
       const api = await buildApiApp({ context, token });
@@ -76,6 +112,9 @@ export function registerDevCommand(program: Command): void {
         await workers.close();
         await context.close();
         await sandbox.close();
+        await newSandbox?.close();
+        // its ports are gone: other shells get a clear "cannot be read" rather than a dead port
+        if (newSandbox) await rm(DEV_TARGETS_FILE, { force: true });
         await localRedis?.stop();
       };
       let apiUrl: string;
@@ -111,9 +150,36 @@ export function registerDevCommand(program: Command): void {
         }
         if (options.once) return;
       }
+      if (newSandbox) {
+        console.log(`\ntargets   ${DEV_TARGETS_FILE}, for commands in other shells:`);
+        console.log(`  old, default  ${sandbox.url}  (what the demo imported)`);
+        console.log(`  new           ${newSandbox.url}  (empty)`);
+        if (localRedis) console.log(`export REDIS_URL=${localRedis.url}`);
+        console.log(`export PORTER_TARGETS_FILE=${DEV_TARGETS_FILE}`);
+        console.log('then: npx porter migrate --from old --to new --wait');
+      }
       console.log('serving; Ctrl-C to stop');
       onShutdown(context.logger, shutdown);
     });
+}
+
+/** Where `porter dev --demo` names its two sandboxes, relative to where it runs. */
+export const DEV_TARGETS_FILE = '.porter/dev-targets.json';
+
+/**
+ * Writes the targets file of the demo's two sandboxes, with their real ports: `old` (also
+ * `default`, so commands without a target reach it too) and `new`. No secret: the sandboxes
+ * ask for none. Returns the file's path.
+ */
+async function writeDevTargets(path: string, oldUrl: string, newUrl: string): Promise<string> {
+  const targets = {
+    default: { url: oldUrl, description: 'porter dev: the sandbox the demo imports into' },
+    old: { url: oldUrl, description: 'porter dev: the sandbox the demo imports into' },
+    new: { url: newUrl, description: 'porter dev: an empty sandbox, to migrate into' },
+  };
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(targets, null, 2)}\n`);
+  return path;
 }
 
 async function ensureRedis(env: Env): Promise<LocalRedis | undefined> {
@@ -147,7 +213,8 @@ async function runDemo(context: PorterContext): Promise<number> {
     mapping,
   );
   console.log(`\nreport of ${users.id} (also: npx porter report ${users.id}):`);
-  await writeReport(context, users.id, process.stdout, { format: 'csv' });
+  // stdout stays open: what follows the report (the targets, `serving`) is printed there too
+  await writeReport(context, users.id, process.stdout, { format: 'csv', end: false });
   return importExitCode(users);
 }
 

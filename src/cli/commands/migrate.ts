@@ -4,9 +4,12 @@ import type { Command } from 'commander';
 import {
   describeStages,
   requireMigration,
+  saveMigrationBundle,
+  startLiveMigration,
   startMigration,
   writeMigrationReport,
 } from '../../app/migrations.js';
+import type { PorterContext } from '../../app/context.js';
 import { workersRunning } from '../../app/imports.js';
 import { PorterError } from '../../errors/porter-error.js';
 import {
@@ -15,12 +18,16 @@ import {
   type MigrationInfo,
   type MigrationMode,
 } from '../../migrate/migration-model.js';
+import { DEFAULT_TARGET } from '../../targets/targets.js';
 import { follow } from '../follow.js';
-import { oneOf, positiveInteger } from '../options.js';
-import { checkInputFile, checkOutputDirectory } from '../paths.js';
+import { oneOf, positiveInteger, targetOption } from '../options.js';
+import { checkInputFile, checkOutputDirectory, checkOutputFile } from '../paths.js';
 import { withContext } from '../with-context.js';
 
 interface MigrateCommandOptions {
+  from?: string;
+  to?: string;
+  saveBundle?: string;
   mode: MigrationMode;
   batchSize: number;
   allowAdmin?: boolean;
@@ -42,16 +49,35 @@ export function summarizeMigration(info: MigrationInfo): string {
   const where = stage ? `, stage ${stage.stage} ${stage.done}/${stage.total}` : '';
   const reason = info.reason ? ` (${info.reason})` : '';
   const plan = info.options.dryRun ? ' [dry run]' : '';
-  return `migration ${info.id} ${info.state}${reason}${where}${plan}`;
+  const reading = info.state === 'receiving' && info.from ? `, reading ${info.from}` : '';
+  // the targets, once a migration names more than the default one
+  const route = info.from
+    ? ` [${info.from} → ${info.to}]`
+    : info.to !== DEFAULT_TARGET
+      ? ` [→ ${info.to}]`
+      : '';
+  return `migration ${info.id} ${info.state}${reason}${reading}${where}${plan}${route}`;
 }
 
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
     .description(
-      'Load a bundle (porter export --format bundle) into the target: groups, ACLs, users, then memberships, ids remapped',
+      'Load everything of one instance into another: groups, ACLs, users, then memberships, ids remapped. ' +
+        'The source is a bundle (porter export --format bundle) or a live target (--from OLD, read by a worker); ' +
+        'the target is --to NEW (default: default)',
     )
-    .argument('<bundle>', 'bundle file')
+    .argument('[bundle]', 'bundle file (or --from TARGET)')
+    .option(
+      '--from <target>',
+      'read the source live from this target (no bundle file)',
+      targetOption('--from'),
+    )
+    .option('--to <target>', 'the target written to (default: default)', targetOption('--to'))
+    .option(
+      '--save-bundle <file>',
+      'with --from: also write what was read from the source as a bundle file, here (on this machine)',
+    )
     .option(
       '--mode <mode>',
       'create (a record already on the target fails) or upsert',
@@ -63,45 +89,77 @@ export function registerMigrateCommand(program: Command): void {
     .option('--dry-run', 'plan only: every stage shows what it would write; nothing is written')
     .option('--wait', 'follow the migration until it ends, then summarize')
     .option('--report <dir>', 'with --wait: write the per-stage reports and id-map.csv here')
-    .action(async (file: string, options: MigrateCommandOptions) => {
+    .action(async (file: string | undefined, options: MigrateCommandOptions) => {
       if (options.report && !options.wait) {
         throw new PorterError('PORTER_USAGE', '--report needs --wait');
       }
-      await checkInputFile(file, 'bundle');
-      if (options.report) await checkOutputDirectory(options.report, '--report');
-      await withContext(async (context) => {
-        const info = await startMigration(
-          context,
-          {
-            source: createReadStream(file),
-            fileName: basename(file),
-            options: {
-              mode: options.mode,
-              dryRun: options.dryRun === true,
-              allowAdmin: options.allowAdmin === true,
-              batchSize: options.batchSize,
-            },
-          },
-          (id) => console.log(id),
+      if ((file === undefined) === (options.from === undefined)) {
+        throw new PorterError(
+          'PORTER_USAGE',
+          'name the source once: a bundle file, or --from TARGET to read a target live',
         );
+      }
+      if (options.saveBundle !== undefined && options.from === undefined) {
+        throw new PorterError(
+          'PORTER_USAGE',
+          '--save-bundle needs --from (a bundle is a file already)',
+        );
+      }
+      if (file !== undefined) await checkInputFile(file, 'bundle');
+      if (options.report) await checkOutputDirectory(options.report, '--report');
+      if (options.saveBundle) await checkOutputFile(options.saveBundle, '--save-bundle');
+      const migrationOptions = {
+        target: options.to,
+        mode: options.mode,
+        dryRun: options.dryRun === true,
+        allowAdmin: options.allowAdmin === true,
+        batchSize: options.batchSize,
+      };
+      await withContext(async (context) => {
+        const info =
+          file !== undefined
+            ? await startMigration(
+                context,
+                {
+                  source: createReadStream(file),
+                  fileName: basename(file),
+                  options: migrationOptions,
+                },
+                (id) => console.log(id),
+              )
+            : await startLiveMigration(context, {
+                from: options.from!,
+                options: migrationOptions,
+              });
+        if (file === undefined) console.log(info.id);
+        if (options.saveBundle !== undefined) {
+          const read = await followMigration(
+            context,
+            info.id,
+            (current) => current.state !== 'receiving',
+          );
+          if (read.state === 'failed') {
+            console.error(summarizeMigration(read));
+            process.exitCode = migrationExitCode(read);
+            return;
+          }
+          const saved = await saveMigrationBundle(context, info.id, options.saveBundle);
+          console.error(
+            `bundle of ${info.from} written to ${options.saveBundle} (${saved.bytes} bytes, sha256 ${saved.sha256})`,
+          );
+        }
         if (!options.wait) {
           const { groups, users, acls } = info.totals;
           console.error(
-            `queued: ${groups} groups, ${acls} ACLs, ${users} users; follow with: porter status ${info.id}`,
+            file !== undefined
+              ? `queued: ${groups} groups, ${acls} ACLs, ${users} users; follow with: porter status ${info.id}`
+              : `queued: a worker reads ${info.from}, then migrates it into ${info.to}; follow with: porter status ${info.id}`,
           );
           return;
         }
-        const final = await follow({
-          what: 'migration',
-          read: () => requireMigration(context, info.id),
-          isFinal: (current) => FINAL_MIGRATION_STATES.has(current.state),
-          mark: (current) => `${current.state}:${current.stages.map((s) => s.done).join(',')}`,
-          describe: summarizeMigration,
-          stuckHint: async () =>
-            (await workersRunning(context))
-              ? undefined
-              : 'no worker is running: start one with `npx porter worker`',
-        });
+        const final = await followMigration(context, info.id, (current) =>
+          FINAL_MIGRATION_STATES.has(current.state),
+        );
         // follow() has said the final state; the stages follow it
         for (const line of describeStages(final)) console.error(`  ${line}`);
         if (options.report) {
@@ -111,4 +169,23 @@ export function registerMigrateCommand(program: Command): void {
         process.exitCode = migrationExitCode(final);
       });
     });
+}
+
+/** Follows the migration until `until` holds (or it ends). */
+function followMigration(
+  context: PorterContext,
+  migrationId: string,
+  until: (info: MigrationInfo) => boolean,
+): Promise<MigrationInfo> {
+  return follow({
+    what: 'migration',
+    read: () => requireMigration(context, migrationId),
+    isFinal: (current) => until(current) || FINAL_MIGRATION_STATES.has(current.state),
+    mark: (current) => `${current.state}:${current.stages.map((s) => s.done).join(',')}`,
+    describe: summarizeMigration,
+    stuckHint: async () =>
+      (await workersRunning(context))
+        ? undefined
+        : 'no worker is running: start one with `npx porter worker`',
+  });
 }

@@ -1,4 +1,7 @@
-/** /v1/migrations: a bundle uploaded as the request body, and the migration's state. */
+/**
+ * /v1/migrations: a bundle uploaded as the request body (or a source target named by `from`),
+ * and the migration's state, its two targets included.
+ */
 import { PassThrough, pipeline, type Readable } from 'node:stream';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
@@ -6,6 +9,7 @@ import type { PorterContext } from '../../app/context.js';
 import {
   migrationStore,
   requireMigration,
+  startLiveMigration,
   startMigration,
   writeIdMap,
 } from '../../app/migrations.js';
@@ -15,6 +19,7 @@ import {
   type MigrationInfo,
   type MigrationMode,
 } from '../../migrate/migration-model.js';
+import { checkTargetName } from '../../targets/targets.js';
 import { idParams, targetProperty } from '../schemas.js';
 import { limitBytes, uploadTooLarge } from '../size-limit.js';
 
@@ -31,6 +36,8 @@ const migrationSchema = {
     state: { type: 'string' },
     reason: { type: 'string' },
     stage: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
     stages: { type: 'array', items: { type: 'object', additionalProperties: true } },
     links: { type: 'object', additionalProperties: { type: 'string' } },
   },
@@ -44,16 +51,20 @@ const querySchema = {
     allowAdmin: { type: 'boolean' },
     batchSize: { type: 'integer', minimum: 1, maximum: 10_000 },
     target: targetProperty,
+    from: targetProperty,
   },
   additionalProperties: false,
 } as const;
 
 interface MigrationQuery {
+  /** The target written to. @defaultValue default */
+  target?: string;
+  /** A source target read live, instead of a bundle in the body. */
+  from?: string;
   mode?: MigrationMode;
   dryRun?: boolean;
   allowAdmin?: boolean;
   batchSize?: number;
-  target?: string;
 }
 
 function withLinks(info: MigrationInfo): MigrationInfo & { links: Record<string, string> } {
@@ -74,32 +85,52 @@ export async function migrationRoutes(
     '/v1/migrations',
     {
       schema: {
-        summary: 'Upload a bundle (porter export --format bundle) and migrate it into the target',
+        summary:
+          'Migrate a bundle (porter export --format bundle) or a live source target into a target',
         description:
-          'The bundle is the application/json request body; options (mode, dryRun, allowAdmin, ' +
-          'batchSize) are query parameters. Stages: groups, ACLs, users, memberships.',
+          'The bundle is the application/json request body; or, with no body, `from` names a ' +
+          'source target that a worker reads live. `target` names the target written to ' +
+          '(default `default`); options (mode, dryRun, allowAdmin, batchSize) are query ' +
+          'parameters too. Stages: groups, ACLs, users, memberships.',
         querystring: querySchema,
         consumes: ['application/json'],
         response: { 202: migrationSchema },
       },
     },
     async (request, reply) => {
-      const declared = Number(request.headers['content-length'] ?? 0);
-      if (declared > maxUploadBytes) throw uploadTooLarge(maxUploadBytes);
-      const body = request.body as Readable | undefined;
-      if (!body || typeof body.pipe !== 'function') {
-        throw new PorterError('PORTER_INPUT_EMPTY', 'send the bundle as the request body');
-      }
       const query = request.query;
+      const options = {
+        ...(query.target !== undefined ? { target: checkTargetName(query.target, 'target') } : {}),
+        mode: query.mode ?? 'upsert',
+        dryRun: query.dryRun === true,
+        allowAdmin: query.allowAdmin === true,
+        batchSize: query.batchSize ?? 100,
+      };
+      const declared = Number(request.headers['content-length'] ?? 0);
+      const body = request.body as Readable | undefined;
+      if (query.from !== undefined) {
+        if (declared > 0 || request.headers['transfer-encoding'] !== undefined) {
+          throw new PorterError(
+            'PORTER_USAGE',
+            'from names the source: send no bundle with it (or send the bundle without from)',
+          );
+        }
+        const info = await startLiveMigration(context, {
+          from: checkTargetName(query.from, 'from'),
+          options,
+        });
+        return reply.status(202).send(withLinks(info));
+      }
+      if (declared > maxUploadBytes) throw uploadTooLarge(maxUploadBytes);
+      if (!body || typeof body.pipe !== 'function') {
+        throw new PorterError(
+          'PORTER_INPUT_EMPTY',
+          'send the bundle as the request body, or name a source target with from',
+        );
+      }
       const info = await startMigration(context, {
         source: pipeline(body, limitBytes(maxUploadBytes), () => {}),
-        options: {
-          ...(query.target !== undefined ? { target: query.target } : {}),
-          mode: query.mode ?? 'upsert',
-          dryRun: query.dryRun === true,
-          allowAdmin: query.allowAdmin === true,
-          batchSize: query.batchSize ?? 100,
-        },
+        options,
       });
       return reply.status(202).send(withLinks(info));
     },
