@@ -87,7 +87,9 @@ describe('porter schedule', () => {
       '14',
     ]);
     expect(added.code).toBe(0);
-    expect(added.stdout).toMatch(/^nightly {2}"0 2 \* \* \*" \(Europe\/Berlin\) {2}all as csv/);
+    expect(added.stdout).toMatch(
+      /^nightly {2}"0 2 \* \* \*" \(Europe\/Berlin\) {2}default: all as csv/,
+    );
     const listed = await porter(['schedule', 'list', '--json']);
     expect(JSON.parse(listed.stdout)).toEqual([
       expect.objectContaining({

@@ -234,7 +234,9 @@ describe('porter schedule with --import', () => {
     );
     expect(add.code, add.stderr).toBe(0);
     added.push('cli-feed');
-    expect(add.stdout).toContain(`cli-feed  "${EVERY_SECOND}"  import ${file} → users upsert`);
+    expect(add.stdout).toContain(
+      `cli-feed  "${EVERY_SECOND}"  import ${file} → default: users upsert`,
+    );
 
     const listed = await runPorter(['schedule', 'list', '--json'], env);
     expect(JSON.parse(listed.stdout)).toEqual([
