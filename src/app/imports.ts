@@ -52,17 +52,18 @@ export async function startImport(
       enqueuePrepare: (importId) => context.enqueuePrepare(importId),
       onCreated,
       maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
-      directory: (resource) => readDirectory(context, resource),
+      directory: (resource) => readDirectory(context, resource, options.target),
     },
   );
 }
 
-/** The target's records of a resource, streamed (for a mapping's `$unique`). */
+/** A target's records of a resource, streamed (for a mapping's `$unique`). */
 export async function* readDirectory(
   context: PorterContext,
   resource: ImportOptions['resource'],
+  target = 'default',
 ): AsyncGenerator<Record<string, unknown>> {
-  const client = context.createAdminClient(1);
+  const client = context.createAdminClient(1, target);
   try {
     for await (const batch of client.streamBatches(resource)) {
       yield* batch as Array<Record<string, unknown>>;

@@ -1,12 +1,19 @@
 /**
  * The admin client as every porter process builds it: settings loaded from the environment
- * (loadEnv), turned into client options (adminClientOptionsFromEnv, which the context uses),
+ * (loadEnv), turned into client options (the target `default`, which the context uses),
  * talking to a sandbox that requires each way of authenticating.
  */
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AdminClient } from '../../src/admin/client.js';
-import { adminClientOptionsFromEnv } from '../../src/admin/env-options.js';
+import type { AdminClientOptions } from '../../src/admin/client.js';
+import type { Env } from '../../src/config/env.js';
+import { loadTargets } from '../../src/targets/targets.js';
+
+/** The client options of the target `default`, which the ADMIN_* variables make. */
+function adminClientOptionsFromEnv(env: Env): AdminClientOptions {
+  return loadTargets(env, {}).require('default').client!;
+}
 import { AdminNoAnswerError, classifyFailure } from '../../src/admin/errors.js';
 import { loadEnv } from '../../src/config/env.js';
 import { isPorterError } from '../../src/errors/porter-error.js';

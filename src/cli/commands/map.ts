@@ -2,9 +2,10 @@
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import { AdminClient } from '../../admin/client.js';
-import { adminClientOptionsFromEnv } from '../../admin/env-options.js';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { loadEnv } from '../../config/env.js';
+import { usableTarget } from '../../targets/job-target.js';
+import { loadTargets } from '../../targets/targets.js';
 import { formatMapTest, testMapping } from '../../mapping/map-test.js';
 import { readMappingFile } from '../../mapping/read-mapping-file.js';
 import { oneOf, positiveInteger } from '../options.js';
@@ -20,13 +21,11 @@ interface MapTestValues {
   listSeparator: string;
 }
 
-/**
- * The records of the target's resource, for `$unique`. Today the target is the admin server of
- * the environment (ADMIN_BASE_URL and its credentials), as for every other command.
- */
-function targetDirectory(_target: string, resource: ResourceName) {
+/** The records of a target's resource, for `$unique`: read once, streamed, through one connection. */
+function targetDirectory(name: string, resource: ResourceName) {
   return async function* (): AsyncGenerator<Record<string, unknown>> {
-    const client = new AdminClient({ ...adminClientOptionsFromEnv(loadEnv()), connections: 1 });
+    const target = usableTarget(loadTargets(loadEnv()).require(name));
+    const client = new AdminClient({ ...target.client!, connections: 1 });
     try {
       for await (const batch of client.streamBatches(resource)) {
         yield* batch as Array<Record<string, unknown>>;

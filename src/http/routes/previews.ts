@@ -80,7 +80,7 @@ export async function previewRoutes(
         mapping: parsed.mapping,
         maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
         // read only when the mapping calls $unique, so the preview gives the names the import would
-        directory: () => readDirectory(context, parsed.options.resource),
+        directory: () => readDirectory(context, parsed.options.resource, parsed.options.target),
         limit,
         partial: head.partial,
       });
