@@ -11,7 +11,7 @@ import {
   promoteDelayedBatches,
 } from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
-import { naturalKey } from '../plan/plan-batch.js';
+import { naturalKey } from '../plan/natural-key.js';
 import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
