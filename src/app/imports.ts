@@ -15,6 +15,7 @@ import { naturalKey } from '../plan/natural-key.js';
 import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
+import { requireAppliable, requireHeld } from './plan-approval.js';
 import { bindTarget } from '../targets/job-target.js';
 
 export type ReportFormat = 'csv' | 'json';
@@ -183,24 +184,7 @@ export async function applyImport(
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const plan = await requireImport(context, dryRunId);
-  if (!plan.options.dryRun) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `import ${dryRunId} is not a dry run; nothing to apply`,
-    );
-  }
-  if (!plan.settled) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `dry run ${dryRunId} is still ${plan.state}; apply it once it has ended`,
-    );
-  }
-  if (plan.state === 'failed' || plan.state === 'cancelled') {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `dry run ${dryRunId} ended ${plan.state}; no plan to apply`,
-    );
-  }
+  requireAppliable(plan);
   return startApplication(context, plan, { onCreated });
 }
 
@@ -215,12 +199,7 @@ export async function approveImport(
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const plan = await requireImport(context, heldId);
-  if (plan.state !== 'held' || !plan.settled) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `import ${heldId} is ${plan.state}, not a held sync; nothing to approve`,
-    );
-  }
+  requireHeld(plan);
   // a target that changed or turned read-only refuses before the held sync changes state
   boundToTarget(context, { ...plan.options, dryRun: false });
   const applicationId = newImportId();
