@@ -11,10 +11,11 @@ import {
   promoteDelayedBatches,
 } from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
-import { naturalKey } from '../plan/plan-batch.js';
+import { naturalKey } from '../plan/natural-key.js';
 import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
+import { requireAppliable, requireHeld } from './plan-approval.js';
 import { bindTarget } from '../targets/job-target.js';
 
 export type ReportFormat = 'csv' | 'json';
@@ -189,24 +190,7 @@ export async function applyImport(
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const plan = await requireImport(context, dryRunId);
-  if (!plan.options.dryRun) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `import ${dryRunId} is not a dry run; nothing to apply`,
-    );
-  }
-  if (!plan.settled) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `dry run ${dryRunId} is still ${plan.state}; apply it once it has ended`,
-    );
-  }
-  if (plan.state === 'failed' || plan.state === 'cancelled') {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `dry run ${dryRunId} ended ${plan.state}; no plan to apply`,
-    );
-  }
+  requireAppliable(plan);
   return startApplication(context, plan, { onCreated });
 }
 
@@ -221,12 +205,7 @@ export async function approveImport(
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const plan = await requireImport(context, heldId);
-  if (plan.state !== 'held' || !plan.settled) {
-    throw new PorterError(
-      'PORTER_CONFLICT',
-      `import ${heldId} is ${plan.state}, not a held sync; nothing to approve`,
-    );
-  }
+  requireHeld(plan);
   // a target that changed or turned read-only refuses before the held sync changes state
   boundToTarget(context, { ...plan.options, dryRun: false });
   const applicationId = newImportId();

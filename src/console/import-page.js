@@ -1,14 +1,27 @@
 /**
  * One import: live state, counts and progress; its failed records; report downloads; cancel,
- * resume, retry. A dry run (or a sync held for approval) shows its plan: counts per action,
- * the records with their field-level changes, and the button that carries it out.
+ * resume, retry. A dry run (or a sync held for approval) shows its plan: what it writes, counts
+ * per action, its locks and deletes, then its other records with their field-level changes, and
+ * the button that carries it out once the operator has typed the counts.
  */
 import { api, download, segment } from './api.js';
-import { factList, fill, h, notice, poll, showTime, showValue, table } from './dom.js';
+import { factList, field, fill, h, notice, poll, showTime, showValue, table } from './dom.js';
 import { countsText, FINAL_STATES, progressBar, stateBadge } from './import-view.js';
 import { errorNotice, targetText } from './target-view.js';
 
 const PAGE = 100;
+
+/** Actions that take something away: a plan shows them first, and its approval names them. */
+const REMOVALS = ['delete', 'lock'];
+
+/** Text compared as the server compares a confirmation: case, spaces and commas aside. */
+function normalized(text) {
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/\s*,\s*/g, ', ')
+    .replace(/\s+/g, ' ');
+}
 
 export async function importPage(root, { signal, meta }, importId) {
   const recordActions = meta.recordActions ?? ['create', 'update', 'delete', 'unchanged'];
@@ -191,48 +204,127 @@ export async function importPage(root, { signal, meta }, importId) {
   }
 
   async function renderPlan(info) {
-    const page = await api(`${base}/records?status=planned&limit=${PAGE}`, { signal });
-    const actionCounts = recordActions.map((action) => [
-      action,
-      String(info.actions?.[action] ?? 0),
+    const held = info.state === 'held';
+    const appliable =
+      info.options?.dryRun &&
+      info.settled &&
+      ['completed', 'completed_with_errors'].includes(info.state);
+    const command = held ? 'approve' : appliable ? 'apply' : undefined;
+    // what carrying the plan out writes, as the server counts it: the confirmation names it
+    const preview = command ? await api(`${base}/${command}`, { signal }) : undefined;
+    // the records that take something away lead: a plan is approved for its locks and deletes
+    const [removals, others] = await Promise.all([
+      api(`${base}/records?status=planned&action=${REMOVALS.join(',')}&limit=${PAGE}`, {
+        signal,
+      }),
+      api(`${base}/records?status=planned&action=create,update&limit=${PAGE}`, { signal }),
     ]);
-    const apply =
-      info.state === 'held'
-        ? [
-            button('Approve', () => act('POST', `${base}/approve`, 'Approved.')),
-            button('Cancel', () => act('DELETE', base, 'Cancelled.'), 'danger'),
-          ]
-        : info.options?.dryRun &&
-            info.settled &&
-            ['completed', 'completed_with_errors'].includes(info.state)
-          ? [button('Apply plan', () => act('POST', `${base}/apply`, 'Applying the plan.'))]
-          : [];
+    const count = (actions) =>
+      actions.reduce((sum, action) => sum + (info.actions?.[action] ?? 0), 0);
+    const removalCount = count(REMOVALS);
+    const otherCount = count(['create', 'update']);
+    const actionCounts = [
+      ...REMOVALS,
+      ...recordActions.filter((action) => !REMOVALS.includes(action)),
+    ].map((action) => [action, String(info.actions?.[action] ?? 0)]);
+    const rows = (page) =>
+      page.records.map((record) => [
+        record.serverOnly ? 'server only' : String(record.sourceRow ?? record.row),
+        record.key ?? '—',
+        h('span', { class: `badge action-${record.action}` }, record.action ?? '—'),
+        changesList(record),
+      ]);
+    const more = (page) =>
+      page.more
+        ? h('p', { class: 'muted' }, `The first ${PAGE} are shown; download the report for all.`)
+        : undefined;
+    const apply = [];
+    if (command === 'approve') {
+      apply.push(
+        button('Approve…', () => confirmPlan(preview, 'Approve', 'Approved.')),
+        button('Cancel', () => act('DELETE', base, 'Cancelled.'), 'danger'),
+      );
+    } else if (command === 'apply') {
+      apply.push(button('Apply plan…', () => confirmPlan(preview, 'Apply', 'Applying the plan.')));
+    }
     fill(
       planArea,
-      h('h2', { id: 'plan-title' }, info.state === 'held' ? 'Plan awaiting approval' : 'Plan'),
+      h('h2', { id: 'plan-title' }, held ? 'Plan awaiting approval' : 'Plan'),
+      preview
+        ? h('p', { class: 'plan-writes' }, h('strong', null, `Writes: ${preview.confirm}`))
+        : undefined,
       table('Records per action', ['Action', 'Records'], actionCounts, { class: 'narrow' }),
+      removalCount > 0
+        ? [
+            h('h3', null, `Locks and deletes (${removalCount})`),
+            table('Locks and deletes', ['Row', 'Key', 'Action', 'Changes'], rows(removals), {
+              class: 'plan removals',
+            }),
+            more(removals),
+          ]
+        : undefined,
+      h('h3', null, `Creates and updates (${otherCount})`),
       table(
         'Planned records and their changes',
         ['Row', 'Key', 'Action', 'Changes'],
-        page.records.map((record) => [
-          record.serverOnly ? 'server only' : String(record.row),
-          record.key ?? '—',
-          h('span', { class: `badge action-${record.action}` }, record.action ?? '—'),
-          changesList(record),
-        ]),
-        { class: 'plan' },
+        rows(others),
+        {
+          class: 'plan',
+        },
       ),
-      page.more
-        ? h('p', { class: 'muted' }, `The first ${PAGE} are shown; download the report for all.`)
-        : undefined,
+      more(others),
       h('div', { class: 'actions' }, ...apply),
     );
   }
 
-  async function act(method, path, done) {
+  /**
+   * Asks before a plan is carried out: a dialog names what it writes, and its button works only
+   * once the operator has typed those counts; the server checks them again.
+   */
+  function confirmPlan(preview, verb, done) {
+    const typed = h('input', { type: 'text', autocomplete: 'off', spellcheck: false });
+    const go = button(`${verb}: ${preview.confirm}`, () => {
+      dialog.close();
+      dialog.remove();
+      act('POST', `${base}/${preview.command}`, done, { confirm: typed.value });
+    });
+    go.disabled = true;
+    typed.addEventListener('input', () => {
+      go.disabled = normalized(typed.value) !== normalized(preview.confirm);
+    });
+    const removals =
+      preview.removals > 0
+        ? `${preview.removals} of them lock or delete a record: they are listed first on the page.`
+        : 'None of them locks or deletes a record.';
+    const dialog = h(
+      'dialog',
+      { class: 'confirm', 'aria-labelledby': 'confirm-title' },
+      h('h2', { id: 'confirm-title' }, `${verb} the plan of ${importId}?`),
+      h('p', null, `It writes ${preview.confirm}. ${removals}`),
+      field(`Type “${preview.confirm}” to confirm`, typed),
+      h(
+        'div',
+        { class: 'actions' },
+        go,
+        button(
+          'Back',
+          () => {
+            dialog.close();
+            dialog.remove();
+          },
+          'secondary',
+        ),
+      ),
+    );
+    dialog.addEventListener('close', () => dialog.remove());
+    root.append(dialog);
+    dialog.showModal();
+  }
+
+  async function act(method, path, done, json) {
     fill(actionStatus);
     try {
-      const info = await api(path, { method, signal });
+      const info = await api(path, { method, json, signal });
       if (info?.id && info.id !== importId) {
         location.hash = `#/imports/${segment(info.id)}`;
         return;

@@ -7,7 +7,8 @@
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { mergeRecord } from '../plan/merge.js';
 import { readsBackOtherwise } from '../admin/read-back.js';
-import { matchKey, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
+import { matchKey } from '../plan/natural-key.js';
+import type { DecidedResult, PlannedOp } from '../plan/planned-op.js';
 
 type AdminRecord = Record<string, unknown>;
 

@@ -16,7 +16,8 @@
 import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
-import { findFresh, type DecidedResult, type PlannedOp } from '../plan/plan-batch.js';
+import { findFresh } from '../plan/find-record.js';
+import type { DecidedResult, PlannedOp } from '../plan/planned-op.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
 import { confirmedResult, matchAnswer, readBackResult, unheldFields } from './answer-check.js';

@@ -7,12 +7,8 @@ import type { AdminClient } from '../admin/client.js';
 import type { ImportInfo, ImportState, RecordResult, StagedRecord } from '../model/import.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { RecordLookup } from '../plan/lookup.js';
-import {
-  planBatch,
-  type BatchPlan,
-  type DecidedResult,
-  type PlannedOp,
-} from '../plan/plan-batch.js';
+import { planBatch } from '../plan/plan-batch.js';
+import type { BatchPlan, DecidedResult, PlannedOp } from '../plan/planned-op.js';
 import type { ResourceName } from '../admin/resources.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';

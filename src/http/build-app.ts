@@ -17,6 +17,7 @@ import { redactingLogOptions } from './log-redaction.js';
 import { consoleRoutes } from './routes/console.js';
 import { exportRoutes } from './routes/exports.js';
 import { importRecordRoutes } from './routes/import-records.js';
+import { planApprovalRoutes } from './routes/plan-approval.js';
 import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { metaRoutes } from './routes/meta.js';
@@ -105,5 +106,6 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(targetRoutes, { context: options.context });
   await app.register(consoleRoutes);
   await app.register(undoRoutes, { context: options.context });
+  await app.register(planApprovalRoutes, { context: options.context });
   return app;
 }

@@ -1,6 +1,11 @@
-/** The `status` query of the result routes: a comma-separated list of result statuses. */
+/** The `status` and `action` queries of the result routes: comma-separated lists. */
 import { PorterError } from '../errors/porter-error.js';
-import { RESULT_STATUSES, type ResultStatus } from '../model/import.js';
+import {
+  RECORD_ACTIONS,
+  RESULT_STATUSES,
+  type RecordAction,
+  type ResultStatus,
+} from '../model/import.js';
 
 /** The statuses asked for (undefined: all); an unknown one is a PORTER_USAGE error naming it. */
 export function parseStatuses(text: string | undefined): ResultStatus[] | undefined {
@@ -15,4 +20,19 @@ export function parseStatuses(text: string | undefined): ResultStatus[] | undefi
     }
   }
   return statuses as ResultStatus[];
+}
+
+/** The record actions asked for (undefined: all); an unknown one is a PORTER_USAGE error. */
+export function parseActions(text: string | undefined): RecordAction[] | undefined {
+  if (!text) return undefined;
+  const actions = text.split(',').map((item) => item.trim());
+  for (const action of actions) {
+    if (!(RECORD_ACTIONS as readonly string[]).includes(action)) {
+      throw new PorterError(
+        'PORTER_USAGE',
+        `action: ${action} is not one of ${RECORD_ACTIONS.join(', ')}`,
+      );
+    }
+  }
+  return actions as RecordAction[];
 }

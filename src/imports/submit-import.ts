@@ -20,7 +20,7 @@ import { lookalikeKey } from '../ingest/lookalike.js';
 import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason } from '../execute/failure-limit.js';
-import { naturalKey } from '../plan/plan-batch.js';
+import { naturalKey } from '../plan/natural-key.js';
 
 export interface SubmitImportRequest {
   options: ImportOptions;

@@ -1,14 +1,20 @@
 /** The check of a mapping's expressions when it is loaded: each compiles, and names real tables. */
 import type { ExprNode } from 'jsonata';
 import { PorterError } from '../errors/porter-error.js';
-import type { Mapping } from '../ingest/mapping.js';
 import { compileExpression, type CompiledExpression } from './compile.js';
 import type { FunctionScope } from './functions.js';
-import { ValueTables } from './tables.js';
+import { ValueTables, type MappingTable } from './tables.js';
 import { UniqueNames } from './unique-names.js';
 
+/** The part of a mapping file (src/ingest/mapping.ts) that computes: its fields, tables and `when`. */
+export interface MappingExpressions {
+  fields?: Record<string, string>;
+  tables?: Record<string, MappingTable>;
+  when?: string;
+}
+
 /** The mapping's expressions in evaluation order: `when` first, then the fields. */
-export function expressionsOf(mapping: Mapping): Array<[string, string]> {
+export function expressionsOf(mapping: MappingExpressions): Array<[string, string]> {
   return [
     ...(mapping.when === undefined ? [] : [['when', mapping.when] as [string, string]]),
     ...Object.entries(mapping.fields ?? {}).map(
@@ -19,7 +25,7 @@ export function expressionsOf(mapping: Mapping): Array<[string, string]> {
 
 /** Compiles every expression (PORTER_MAPPING_INVALID on the first that cannot run). */
 export function checkExpressions(
-  mapping: Mapping,
+  mapping: MappingExpressions,
   scope?: () => FunctionScope,
 ): CompiledExpression[] {
   const own = { tables: new ValueTables(mapping.tables ?? {}), names: new UniqueNames() };
@@ -30,7 +36,12 @@ export function checkExpressions(
   });
 }
 
-function checkTableNames(node: unknown, where: string, source: string, mapping: Mapping): void {
+function checkTableNames(
+  node: unknown,
+  where: string,
+  source: string,
+  mapping: MappingExpressions,
+): void {
   if (Array.isArray(node)) {
     for (const item of node) checkTableNames(item, where, source, mapping);
     return;

@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { IngestItem } from '../ingest/index.js';
 import type { ImportInfo, ImportOptions, RecordResult } from '../model/import.js';
-import { naturalKey } from '../plan/plan-batch.js';
+import { naturalKey } from '../plan/natural-key.js';
 import type { ImportStore } from '../results/import-store.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import type { SubmitImportRequest } from '../imports/submit-import.js';

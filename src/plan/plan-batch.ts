@@ -5,134 +5,27 @@
  */
 import type { WriteMethod } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
-import { RESOURCES, type ResourceName } from '../admin/resources.js';
+import { RESOURCES } from '../admin/resources.js';
 import { recordErrorCode, recordErrorMessage } from '../execute/record-error.js';
-import type {
-  FieldChange,
-  ImportMode,
-  RecordAction,
-  RecordResult,
-  StagedRecord,
-} from '../model/import.js';
+import type { StagedRecord } from '../model/import.js';
 import { nameIds } from './describe-changes.js';
+import { findCurrent } from './find-record.js';
 import { fingerprint } from './fingerprint.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { guardUserChange } from './admin-guard.js';
-import type { DirectoryView } from './directory-view.js';
-import type { RecordLookup } from './lookup.js';
 import { mergeRecord } from './merge.js';
+import { naturalKey } from './natural-key.js';
+import type { PlanContext } from './plan-context.js';
+import { planServerOnly, reactivates } from './plan-server-only.js';
+import {
+  deleteOp,
+  updateOp,
+  type BatchPlan,
+  type DecidedResult,
+  type Planned,
+} from './planned-op.js';
 import { resolveReferences, UnresolvedReferenceError } from './resolve-references.js';
-import { planServerOnly, reactivates } from '../sync/plan-sync.js';
-import { ACTIVE, sparedBecause, type SyncRules } from '../sync/sync-rules.js';
-
-/** One record's part in a multi-record call. */
-export interface PlannedOp {
-  row: number;
-  key: string;
-  action: RecordAction;
-  method: WriteMethod;
-  payload: Record<string, unknown>;
-  /** Id of the record this op updates or deletes. */
-  existingId?: string | number;
-  /** The planner saw that no record with this key existed (a create after a lookup). */
-  knownAbsent: boolean;
-  changed?: string[];
-  changes?: FieldChange[];
-  /** Fingerprint of the record planned against (plans and their application only). */
-  basis?: string;
-  /**
-   * The record as it was before this op, kept so that the import can be undone: always for a
-   * delete; for an update only when it carries no `changes` (they hold the values replaced).
-   */
-  before?: Record<string, unknown>;
-  warnings: string[];
-}
-
-/** The part of an op every planner fills the same way: where it came from. */
-export type OpBase = Pick<PlannedOp, 'row' | 'key' | 'basis'> & { line?: number };
-
-/** A DELETE of the record `current`, which is kept for undo. */
-export function deleteOp(
-  base: OpBase,
-  idField: string,
-  currentId: string | number | undefined,
-  current: Record<string, unknown>,
-  warnings: string[] = [],
-): PlannedOp {
-  return {
-    ...base,
-    action: 'delete',
-    method: 'DELETE',
-    payload: { [idField]: currentId },
-    existingId: currentId,
-    knownAbsent: false,
-    before: current,
-    warnings,
-  };
-}
-
-/** A PUT of the merged `payload` over the record `currentId`. */
-export function updateOp(
-  base: OpBase,
-  update: {
-    payload: Record<string, unknown>;
-    currentId: string | number | undefined;
-    changed: string[];
-    changes: FieldChange[];
-    warnings?: string[];
-  },
-): PlannedOp {
-  return {
-    ...base,
-    action: 'update',
-    method: 'PUT',
-    payload: update.payload,
-    existingId: update.currentId,
-    knownAbsent: false,
-    changed: update.changed,
-    changes: update.changes,
-    warnings: update.warnings ?? [],
-  };
-}
-
-/** A record decided without a call; the caller adds `input`. */
-export type DecidedResult = Omit<RecordResult, 'input'>;
-
-export interface BatchPlan {
-  ops: PlannedOp[];
-  decided: DecidedResult[];
-}
-
-export interface PlanContext {
-  resource: ResourceName;
-  mode: ImportMode;
-  allowAdmin: boolean;
-  /** Create keys that look like an existing key (see lookalikeOf). @defaultValue false */
-  allowLookalike?: boolean;
-  lookup: DirectoryView;
-  /** Reads in flight at once. @defaultValue 8 */
-  concurrency?: number;
-  /**
-   * Rows an earlier run of this batch handed to the server (the send journal): a create found
-   * now, or a delete's record gone now, is that run's work, not someone else's.
-   */
-  sentBefore?: ReadonlySet<number>;
-  /**
-   * A plan to show (dry run) or to apply: every record gets the fingerprint of the record it is
-   * planned against; a dry run also names the ids its list changes add and remove.
-   */
-  planning?: 'dry-run' | 'apply';
-  /** A sync: what it may touch, and the mapping's columns (a status column keeps a lock). */
-  sync?: SyncPlanContext;
-}
-
-export interface SyncPlanContext {
-  rules: SyncRules;
-  /** The mapping's column → field, to tell whether the file carries a status column. */
-  mappingColumns?: Record<string, string>;
-}
-
-export type Planned = { op: PlannedOp } | { decided: DecidedResult };
+import { ACTIVE, sparedBecause } from '../sync/sync-rules.js';
 
 /** Plans one batch; records come back as ops or decided results, one per staged record. */
 export async function planBatch(
@@ -321,48 +214,4 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   if (spared) return skipSpared('update');
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
   return { op: updateOp(base, { payload, currentId, changed, changes, warnings }) };
-}
-
-/** Reads the record the upload refers to, or undefined when there is none. */
-export async function findCurrent(
-  resource: ResourceName,
-  record: Record<string, unknown>,
-  lookup: DirectoryView,
-): Promise<Record<string, unknown> | undefined> {
-  if (resource === 'users') return lookup.user(String(record.username));
-  if (resource === 'groups') return lookup.group(String(record.name));
-  if (typeof record.id === 'string') return lookup.aclById(record.id);
-  if (typeof record.groupId === 'number' && typeof record.name === 'string') {
-    return lookup.aclByName(record.groupId, record.name);
-  }
-  return undefined;
-}
-
-/** Reads the record again from the server, past what this batch read before. */
-export async function findFresh(
-  resource: ResourceName,
-  record: Record<string, unknown>,
-  lookup: RecordLookup,
-): Promise<Record<string, unknown> | undefined> {
-  if (resource === 'users') return lookup.user(String(record.username), true);
-  if (resource === 'groups') return lookup.group(String(record.name), true);
-  if (typeof record.id === 'string') return lookup.aclById(record.id);
-  if (typeof record.groupId === 'number' && typeof record.name === 'string') {
-    return lookup.aclByName(record.groupId, record.name, true);
-  }
-  return undefined;
-}
-
-/** The key that matches a record sent with the record the server answered: ACLs by groupId and name. */
-export function matchKey(resource: ResourceName, record: Record<string, unknown>): string {
-  if (resource === 'acls') return `${String(record.groupId ?? '')}:${String(record.name ?? '')}`;
-  return naturalKey(resource, record);
-}
-
-/** The key a result is reported under: username, group name, or ACL id / groupId:name. */
-export function naturalKey(resource: ResourceName, record: Record<string, unknown>): string {
-  if (resource === 'users') return String(record.username ?? '');
-  if (resource === 'groups') return String(record.name ?? '');
-  if (typeof record.id === 'string' && record.id !== '') return record.id;
-  return `${String(record.groupId ?? '')}:${String(record.name ?? '')}`;
 }

@@ -22,7 +22,7 @@ import {
   type BatchPlan,
   type DecidedResult,
   type PlannedOp,
-} from './plan-batch.js';
+} from './planned-op.js';
 import { writtenFingerprint, type UndoEntry } from './undo-entry.js';
 
 export interface UndoPlanContext {

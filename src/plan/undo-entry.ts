@@ -9,7 +9,7 @@ import type { RecordResult } from '../model/import.js';
 import { decodeCompact, encodeCompact } from '../snapshot/record-codec.js';
 import { ABSENT, fingerprint } from './fingerprint.js';
 import { mergeRecord } from './merge.js';
-import type { PlannedOp } from './plan-batch.js';
+import type { PlannedOp } from './planned-op.js';
 
 /** What one import did to one record, and what it replaced. */
 export interface UndoEntry {

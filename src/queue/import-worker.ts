@@ -6,12 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
-import {
-  runBatch,
-  type BatchDeps,
-  type BatchReport,
-  type UnboundBatchDeps,
-} from '../execute/run-batch.js';
+import { runBatch, type BatchReport, type UnboundBatchDeps } from '../execute/run-batch.js';
 import {
   enqueueBatches,
   IMPORT_QUEUE,
@@ -20,7 +15,9 @@ import {
   type ImportJobData,
   type PrepareJobData,
 } from './import-queue.js';
-import { prepareImport, type UnboundPrepareDeps } from '../snapshot/prepare-import.js';
+import type { UnboundPrepareDeps } from '../snapshot/prepare-deps.js';
+import { prepareImport } from '../snapshot/prepare-import.js';
+import { abandonBatch } from '../execute/abandon-batch.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
 
@@ -281,45 +278,4 @@ async function recordUntilDone(
       await sleep(Math.min(60_000, 500 * 2 ** Math.min(attempt, 7)));
     }
   }
-}
-
-/**
- * Gives every row of a batch that has no result the result `unprocessed`, with the reason. A
- * row the send journal shows was handed to the server is said to be possibly applied.
- */
-export async function abandonBatch(
-  ref: ImportBatchJobData,
-  reason: { errorCode: string; error: string },
-  deps: Pick<BatchDeps, 'store' | 'journal' | 'metrics'>,
-): Promise<void> {
-  const staged = await deps.store.readStaged(ref.importId, ref.start, ref.count);
-  const missing = new Set(
-    await deps.store.missingRows(
-      ref.importId,
-      staged.map((record) => record.row),
-    ),
-  );
-  const unsent = staged.filter((record) => missing.has(record.row));
-  const sent = new Set(
-    await deps.journal.sentAmong(
-      ref.importId,
-      unsent.map((record) => record.row),
-    ),
-  );
-  const results = unsent.map((record) => ({
-    row: record.row,
-    line: record.line,
-    sourceRow: record.sourceRow,
-    status: 'unprocessed' as const,
-    errorCode: reason.errorCode,
-    error: sent.has(record.row)
-      ? `${reason.error.replace(/^not sent: /, '')}; it was sent before and may have been applied: porter retry looks it up first`
-      : reason.error,
-    attempts: 0,
-    input: record.input,
-    ...(record.serverOnly ? { serverOnly: true } : {}),
-  }));
-  if (results.length === 0) return;
-  const { info } = await deps.store.recordResults(ref.importId, results);
-  deps.metrics?.records(info.options.resource, results);
 }

@@ -1,8 +1,8 @@
 /** Drops the batches of an import still waiting in the queue, reporting their records unprocessed. */
 import type { Queue } from 'bullmq';
+import { abandonBatch } from '../execute/abandon-batch.js';
 import type { BatchDeps, BatchRef, BatchStore } from '../execute/run-batch.js';
 import { batchJobId, batchRefs, prepareJobId, type ImportJobData } from './import-queue.js';
-import { abandonBatch } from './import-worker.js';
 
 /**
  * Removes every waiting or delayed batch job of the import and gives its rows an `unprocessed`

@@ -4,12 +4,10 @@
  * batches to queue. Safe to run again (a retried job): the snapshot is rebuilt from nothing and
  * the batches are queued under the same ids.
  */
-import type { Redis } from 'ioredis';
-import type { AdminClient } from '../admin/client.js';
 import { AdminError } from '../admin/errors.js';
-import type { BatchRef, BindTarget, BoundTarget } from '../execute/run-batch.js';
+import type { BatchRef, BoundTarget } from '../execute/run-batch.js';
 import { isTargetRefusal } from '../targets/job-target.js';
-import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
+import { withReadRetry } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
@@ -17,20 +15,9 @@ import type { ImportStore } from '../results/import-store.js';
 import { prepareSync } from '../sync/prepare-sync.js';
 import { buildSnapshot, scanLookalikes } from './build-snapshot.js';
 import { PorterError } from '../errors/porter-error.js';
+import type { PrepareDeps, UnboundPrepareDeps } from './prepare-deps.js';
 import { checksLookalikes, chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
-
-export interface PrepareDeps {
-  redis: Redis;
-  store: ImportStore;
-  client: AdminClient;
-  retry: RetryPolicy;
-  /** Names the admin server in Redis keys, so directory sizes of two targets never mix. */
-  target: string;
-  /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
-  selfUser?: string;
-  signal?: AbortSignal;
-}
 
 function bound(deps: UnboundPrepareDeps, target: BoundTarget): PrepareDeps {
   const { bindTarget: _unused, ...rest } = deps;
@@ -47,11 +34,6 @@ const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Attempts at the bulk read before an import falls back to one read per record. */
 const SNAPSHOT_MAX_ATTEMPTS = 3;
-
-/** A worker's deps: the import is bound to its own target before anything is read. */
-export type UnboundPrepareDeps = Omit<PrepareDeps, 'client' | 'selfUser' | 'target'> & {
-  bindTarget: BindTarget;
-};
 
 /** Prepares the import; returns its batches, none when it no longer runs. */
 export async function prepareImport(

@@ -12,7 +12,7 @@ import { withReadRetry } from '../execute/retry-policy.js';
 import type { ImportInfo, StagedRecord, SyncPlanInfo } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import { buildSnapshot, type SnapshotSummary } from '../snapshot/build-snapshot.js';
-import type { PrepareDeps } from '../snapshot/prepare-import.js';
+import type { PrepareDeps } from '../snapshot/prepare-deps.js';
 import { decodeCompact } from '../snapshot/record-codec.js';
 import { missingListKey, snapshotKeys } from '../snapshot/snapshot-keys.js';
 import type { LookupInfo } from '../snapshot/lookup-mode.js';

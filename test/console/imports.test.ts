@@ -238,7 +238,16 @@ describe('console: an import', () => {
     );
 
     expect(await page.locator('main').innerText()).not.toMatch(/undefined|\[object /);
-    await page.getByRole('button', { name: 'Apply plan' }).click();
+    // applying asks first, naming what the plan writes
+    await eventually(() => page.locator('.plan-writes').textContent()).toBe(
+      'Writes: create 1, update 1',
+    );
+    await page.getByRole('button', { name: 'Apply plan…' }).click();
+    const dialog = page.getByRole('dialog', { name: /Apply the plan of/ });
+    const go = dialog.getByRole('button', { name: 'Apply: create 1, update 1' });
+    expect(await go.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type “create 1, update 1” to confirm').fill('create 1, update 1');
+    await go.click();
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(dryRunId)));
     const applyId = decodeURIComponent(page.url().split('#/imports/')[1]!);
     expect(applyId).not.toBe(dryRunId);

@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileScopePattern } from '../../src/sync/sync-options.js';
 import { csv } from '../helpers/pipeline.js';
@@ -22,6 +23,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
+
+/** Approve… opens a dialog naming the counts; its button works once they are typed. */
+async function approveThroughDialog(page: Page, counts: string): Promise<void> {
+  await page.getByRole('button', { name: 'Approve…' }).click();
+  const dialog = page.getByRole('dialog', { name: /Approve the plan of/ });
+  await dialog.waitFor();
+  expect(await dialog.textContent()).toContain(`It writes ${counts}.`);
+  const go = dialog.getByRole('button', { name: `Approve: ${counts}` });
+  expect(await go.isDisabled()).toBe(true);
+  await dialog.getByLabel(`Type “${counts}” to confirm`).fill(counts);
+  await eventually(() => go.isDisabled()).toBe(false);
+  await go.click();
+}
 
 describe('console: a sync held for approval', () => {
   it('shows the held plan and approves it from the page', async () => {
@@ -49,7 +63,8 @@ describe('console: a sync held for approval', () => {
       .waitFor({ timeout: 60_000 });
     await page.getByRole('heading', { name: 'Plan awaiting approval' }).waitFor();
     const plan = page.getByRole('table', { name: 'Planned records and their changes' });
-    const bob = plan.getByRole('row', { name: /sync\.bob/ });
+    const removals = page.getByRole('table', { name: 'Locks and deletes' });
+    const bob = removals.getByRole('row', { name: /sync\.bob/ });
     await eventually(() => bob.textContent()).toContain('lock');
     await eventually(() => bob.textContent()).toContain('server only');
     const ann = plan.getByRole('row', { name: /sync\.ann/ });
@@ -59,7 +74,7 @@ describe('console: a sync held for approval', () => {
     // nothing written while it is held
     expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('held');
 
-    await page.getByRole('button', { name: 'Approve' }).click();
+    await approveThroughDialog(page, 'lock 2, update 1');
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(heldId)));
     const applicationId = decodeURIComponent(page.url().split('#/imports/')[1]!);
     await page
@@ -72,6 +87,85 @@ describe('console: a sync held for approval', () => {
     expect(byKey['sync.bob']).toMatchObject({ status: 'succeeded', action: 'lock' });
     expect(byKey['sync.cid']).toMatchObject({ status: 'succeeded', action: 'lock' });
     expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('completed');
+    expect(harness.problems).toEqual([]);
+  });
+});
+
+describe('console: a held plan leads with its locks and deletes', () => {
+  it('shows the counts, then every lock, then the updates; Approve asks for the counts typed', async () => {
+    const { pipeline } = harness;
+    const users = Array.from(
+      { length: 120 },
+      (_, index) => `many.${String(index).padStart(3, '0')}`,
+    );
+    await pipeline.run(
+      csv(
+        ['username', 'email'],
+        users.map((username) => [username, `${username}@old.example.com`]),
+      ),
+      { resource: 'users', mode: 'create' },
+    );
+    // 110 updates come first in the file's order; the 10 users it leaves out are to be locked
+    const kept = users.slice(0, 110);
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.goto(`${harness.baseUrl}/console/#/imports/new`);
+    await page.getByLabel('File (CSV, JSON or NDJSON)').setInputFiles({
+      name: 'many.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(
+        csv(
+          ['username', 'email'],
+          kept.map((username) => [username, `${username}@new.example.com`]),
+        ),
+      ),
+    });
+    await page.getByLabel('Mode').selectOption('sync');
+    await page.getByLabel('Records the file leaves out').selectOption('lock');
+    await page.getByLabel('Only keys matching').fill('^many\\.');
+    await page.getByLabel('Most locks and deletes without approval').fill('5');
+    await eventually(() =>
+      page.getByRole('table', { name: 'First records of the file' }).getByRole('row').count(),
+    ).toBeGreaterThan(1);
+    await page.getByRole('button', { name: 'Start import' }).click();
+    await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
+    const heldId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+    await page
+      .getByRole('heading', { name: 'Plan awaiting approval' })
+      .waitFor({ timeout: 60_000 });
+
+    // counts first, then the locks (all ten), then the updates
+    await eventually(() => page.locator('.plan-writes').textContent()).toBe(
+      'Writes: lock 10, update 110',
+    );
+    const locks = page.getByRole('table', { name: 'Locks and deletes' });
+    await eventually(() => locks.locator('tbody tr').count()).toBe(10);
+    const lockRows = await locks.locator('tbody tr').allTextContents();
+    expect(lockRows.every((row) => row.includes('lock') && row.includes('server only'))).toBe(true);
+    expect(lockRows.join(' ')).toContain('many.119');
+    expect(await page.locator('#main h3').allTextContents()).toEqual([
+      'Locks and deletes (10)',
+      'Creates and updates (110)',
+    ]);
+    const updates = page.getByRole('table', { name: 'Planned records and their changes' });
+    expect(await updates.locator('tbody tr').count()).toBe(100);
+
+    // the wrong counts do not approve
+    await page.getByRole('button', { name: 'Approve…' }).click();
+    const dialog = page.getByRole('dialog', { name: /Approve the plan of/ });
+    await dialog.getByLabel('Type “lock 10, update 110” to confirm').fill('update 110');
+    expect(
+      await dialog.getByRole('button', { name: 'Approve: lock 10, update 110' }).isDisabled(),
+    ).toBe(true);
+    await dialog.getByRole('button', { name: 'Back' }).click();
+    expect((await pipeline.context.store.get(heldId))?.state).toBe('held');
+
+    await approveThroughDialog(page, 'lock 10, update 110');
+    await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(heldId)));
+    const applicationId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+    const done = await pipeline.waitFinal(applicationId);
+    expect(done.actions).toMatchObject({ lock: 10, update: 110 });
+    expect(pipeline.sandbox.store.userByName('many.119')?.status).toBe('Locked');
     expect(harness.problems).toEqual([]);
   });
 });

@@ -190,7 +190,7 @@ describe('dry run over HTTP and the CLI', () => {
     const id = plan.stdout.trim();
     const status = await runPorter(['status', id], env);
     expect(status.stdout).toContain('planned: 1 create');
-    const applied = await runPorter(['apply', id, '--wait'], env);
+    const applied = await runPorter(['apply', id, '--wait', '--yes'], env);
     expect(applied.code).toBe(0);
     expect(applied.stderr).toContain('1 succeeded');
     expect(pipeline.sandbox.store.userByName('cli.plan')).toMatchObject({ email: 'c@x' });

@@ -98,10 +98,10 @@ describe('porter sync exit codes', () => {
     expect(shown.stdout).toContain('held');
     expect(shown.stdout).toContain('planned: 1 unchanged, 3 lock');
 
-    const approved = await runPorter(['approve', id, '--wait'], env);
+    const approved = await runPorter(['approve', id, '--wait', '--yes'], env);
     expect(approved.code, approved.stderr).toBe(0);
     expect(status(pipeline, 'c.three')).toBe('Locked');
-    const twice = await runPorter(['approve', id], env);
+    const twice = await runPorter(['approve', id, '--yes'], env);
     expect(twice.code).toBe(65);
   });
 

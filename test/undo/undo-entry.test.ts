@@ -3,7 +3,7 @@
  * read back exactly, and fingerprinted the way the server reads fields back.
  */
 import { describe, expect, it } from 'vitest';
-import type { PlannedOp } from '../../src/plan/plan-batch.js';
+import type { PlannedOp } from '../../src/plan/planned-op.js';
 import {
   decodeUndoEntry,
   encodeUndoEntry,

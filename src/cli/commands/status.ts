@@ -11,7 +11,9 @@ import {
   writeReport,
   type ReportFormat,
 } from '../../app/imports.js';
+import { previewPlan } from '../../app/plan-approval.js';
 import { PorterError } from '../../errors/porter-error.js';
+import { confirmPlan } from '../confirm-plan.js';
 import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
 import { checkOutputDirectory, checkOutputFile, openOutputFile } from '../paths.js';
@@ -145,12 +147,18 @@ export function registerStatusCommands(program: Command): void {
   program
     .command('apply')
     .description(
-      'Apply a finished dry run: write its planned records, each only if the server still holds what it was planned against',
+      'Apply a finished dry run: write its planned records, each only if the server still holds what it was planned against. Prints the counts and the first deletes and locks, then asks (--yes: does not ask)',
     )
     .argument('<id>', 'id of the dry run')
     .option('--wait', 'follow the new import until it ends, then summarize')
-    .action(async (id: string, options: { wait?: boolean }) => {
+    .option(
+      '--yes',
+      'apply without asking (needed when not on a terminal); the counts and first deletes and locks are printed all the same',
+    )
+    .action(async (id: string, options: { wait?: boolean; yes?: boolean }) => {
       await withContext(async (context) => {
+        const plan = await requireImport(context, id);
+        await confirmPlan(await previewPlan(context, plan, 'apply'), options.yes === true);
         const info = await applyImport(context, id, (created) => console.log(created.id));
         if (!options.wait) {
           console.error(`queued: the plan of ${id}; follow with: porter status ${info.id}`);

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import { approveImport } from '../../app/imports.js';
+import { approveImport, requireImport } from '../../app/imports.js';
+import { previewPlan } from '../../app/plan-approval.js';
+import { confirmPlan } from '../confirm-plan.js';
 import { addImportOptions, addReportOptions } from '../import-options.js';
 import { oneOf } from '../options.js';
 import { describeActions, followImport, summarize } from '../progress.js';
@@ -43,12 +45,18 @@ export function registerSyncCommands(program: Command): void {
   program
     .command('approve')
     .description(
-      'Write the plan of a held sync as planned: each record only if the server still holds what it was planned against',
+      'Write the plan of a held sync as planned: each record only if the server still holds what it was planned against. Prints the counts and the first locks and deletes, then asks (--yes: does not ask)',
     )
     .argument('<id>', 'id of the held sync')
     .option('--wait', 'follow the new import until it ends, then summarize')
-    .action(async (id: string, options: { wait?: boolean }) => {
+    .option(
+      '--yes',
+      'approve without asking (needed when not on a terminal); the counts and first locks and deletes are printed all the same',
+    )
+    .action(async (id: string, options: { wait?: boolean; yes?: boolean }) => {
       await withContext(async (context) => {
+        const held = await requireImport(context, id);
+        await confirmPlan(await previewPlan(context, held, 'approve'), options.yes === true);
         const info = await approveImport(context, id, (created) => console.log(created.id));
         if (!options.wait) {
           console.error(`queued: the plan of ${id}; follow with: porter status ${info.id}`);

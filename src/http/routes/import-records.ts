@@ -3,9 +3,9 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { requireImport } from '../../app/imports.js';
 import type { PorterContext } from '../../app/context.js';
-import type { RecordResult } from '../../model/import.js';
+import { RECORD_ACTIONS, type RecordResult } from '../../model/import.js';
 import { idParams } from '../schemas.js';
-import { parseStatuses } from '../status-filter.js';
+import { parseActions, parseStatuses } from '../status-filter.js';
 
 export interface ImportRecordRoutesOptions {
   context: PorterContext;
@@ -22,7 +22,13 @@ export async function importRecordRoutes(
 
   app.get<{
     Params: { id: string };
-    Querystring: { status?: string; after?: number; limit?: number };
+    Querystring: {
+      status?: string;
+      action?: string;
+      serverOnly?: boolean;
+      after?: number;
+      limit?: number;
+    };
   }>(
     '/v1/imports/:id/records',
     {
@@ -30,7 +36,10 @@ export async function importRecordRoutes(
         summary: 'One page of per-record results in input order, as JSON',
         description:
           'For screens: `after` is the last row of the previous page (0 for the first), `more` ' +
-          'says whether a next page exists. Whole reports: GET /v1/imports/{id}/results.',
+          'says whether a next page exists. `action` and `serverOnly` narrow the page: a plan ' +
+          'awaiting approval is read locks and deletes first (`action=delete,lock`), then the ' +
+          "rest; `serverOnly=true` gives a sync's records only on the server (after the file's). " +
+          'Whole reports: GET /v1/imports/{id}/results.',
         params: idParams,
         querystring: {
           type: 'object',
@@ -38,6 +47,14 @@ export async function importRecordRoutes(
             status: {
               type: 'string',
               description: 'comma-separated: succeeded, failed, skipped, unprocessed, planned',
+            },
+            action: {
+              type: 'string',
+              description: `comma-separated: ${RECORD_ACTIONS.join(', ')}`,
+            },
+            serverOnly: {
+              type: 'boolean',
+              description: "true: a sync's records only on the server; false: the file's records",
             },
             after: { type: 'integer', minimum: 0, default: 0 },
             limit: { type: 'integer', minimum: 1, maximum: RECORDS_PAGE_MAX, default: 100 },
@@ -47,6 +64,8 @@ export async function importRecordRoutes(
     },
     async (request) => {
       const status = parseStatuses(request.query.status);
+      const actions = parseActions(request.query.action);
+      const { serverOnly } = request.query;
       const after = request.query.after ?? 0;
       const limit = request.query.limit ?? 100;
       await requireImport(context, request.params.id);
@@ -54,6 +73,8 @@ export async function importRecordRoutes(
       let more = false;
       for await (const result of context.store.results(request.params.id, { status })) {
         if (result.row <= after) continue;
+        if (actions && (result.action === undefined || !actions.includes(result.action))) continue;
+        if (serverOnly !== undefined && (result.serverOnly === true) !== serverOnly) continue;
         if (records.length === limit) {
           more = true;
           break;

@@ -10,8 +10,6 @@ import {
   resumeImport,
   retryImport,
   selectForRetry,
-  applyImport,
-  approveImport,
   startImport,
   writeReport,
 } from '../../app/imports.js';
@@ -251,38 +249,6 @@ export async function importRoutes(
       },
     },
     async (request) => withLinks(await resumeImport(context, request.params.id)),
-  );
-
-  app.post<{ Params: { id: string } }>(
-    '/v1/imports/:id/apply',
-    {
-      schema: {
-        summary:
-          'Apply a finished dry run: a new import writes its planned records, each only if the server still holds what it was planned against',
-        params: idParams,
-        response: { 202: importSchema },
-      },
-    },
-    async (request, reply) => {
-      const info = await applyImport(context, request.params.id);
-      return reply.status(202).send(withLinks(info));
-    },
-  );
-
-  app.post<{ Params: { id: string } }>(
-    '/v1/imports/:id/approve',
-    {
-      schema: {
-        summary:
-          'Approve a held sync: a new import writes its plan, each record only if the server still holds what it was planned against',
-        params: idParams,
-        response: { 202: importSchema },
-      },
-    },
-    async (request, reply) => {
-      const info = await approveImport(context, request.params.id);
-      return reply.status(202).send(withLinks(info));
-    },
   );
 
   app.get<{ Params: { id: string }; Querystring: { status?: string } }>(

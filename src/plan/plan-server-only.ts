@@ -1,20 +1,17 @@
 /**
- * Planning a sync's records: a server record its file leaves out becomes a lock, a delete or a
- * skip with its reason; a locked user its file names is unlocked unless the file says otherwise.
+ * Planning the records a sync adds to a plan (planBatch asks this for them): a server record its
+ * file leaves out becomes a lock, a delete or a skip with its reason; a locked user its file
+ * names is unlocked unless the file says otherwise. The sync's rules come from src/sync.
  */
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import type { StagedRecord } from '../model/import.js';
-import { fingerprint } from '../plan/fingerprint.js';
-import { mergeRecord } from '../plan/merge.js';
-import {
-  deleteOp,
-  findCurrent,
-  naturalKey,
-  type PlanContext,
-  type Planned,
-  type SyncPlanContext,
-} from '../plan/plan-batch.js';
-import { decideMissing, LOCKED } from './sync-rules.js';
+import { decideMissing, LOCKED } from '../sync/sync-rules.js';
+import { findCurrent } from './find-record.js';
+import { fingerprint } from './fingerprint.js';
+import { mergeRecord } from './merge.js';
+import { naturalKey } from './natural-key.js';
+import type { PlanContext, SyncPlanContext } from './plan-context.js';
+import { deleteOp, type Planned } from './planned-op.js';
 
 /** Plans a server record the file leaves out. */
 export async function planServerOnly(
