@@ -16,7 +16,7 @@ import {
   type PrepareJobData,
 } from './import-queue.js';
 import type { UnboundPrepareDeps } from '../snapshot/prepare-deps.js';
-import { prepareImport } from '../snapshot/prepare-import.js';
+import { LookalikeReadError, prepareImport } from '../snapshot/prepare-import.js';
 import { abandonBatch } from '../execute/abandon-batch.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
@@ -85,6 +85,18 @@ export function createImportWorker(
     try {
       return await prepare(job as Job<PrepareJobData>, signal);
     } catch (error) {
+      if (error instanceof LookalikeReadError && token !== undefined) {
+        // the server cannot be read yet: the import waits, paused, and its preparation comes
+        // back after the cool-down (a probe), or at once on porter resume
+        const { importId } = job.data;
+        const { store, health, breaker } = options.deps;
+        if (await store.pause(importId, error.message, Date.now())) {
+          await health.holdProbes(importId, breaker.cooldownMs);
+          logger.warn({ importId, reason: error.message }, 'import paused before its first batch');
+        }
+        await job.moveToDelayed(Date.now() + breaker.cooldownMs, token);
+        throw new DelayedError();
+      }
       if (signal?.aborted && signal.reason === SHUTDOWN_REASON) {
         // as for a batch: a shutdown is no fault of the preparation, which starts over elsewhere
         await job.moveToDelayed(Date.now(), token);

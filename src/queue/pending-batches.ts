@@ -55,6 +55,14 @@ export async function promoteDelayedBatches(
   importId: string,
 ): Promise<number> {
   let promoted = 0;
+  // an import paused before its first batch waits in its preparation
+  const prepare = await queue.getJob(prepareJobId(importId));
+  if (prepare && (await prepare.isDelayed())) {
+    await prepare.promote().then(
+      () => promoted++,
+      () => {}, // taken by a worker meanwhile
+    );
+  }
   for (const ref of await batchesOf(store, importId)) {
     const job = await queue.getJob(batchJobId(importId, ref.batchIndex));
     if (!job || !(await job.isDelayed())) continue;

@@ -119,8 +119,8 @@ export async function prepareImport(
     } catch (error) {
       if (deps.signal?.aborted) throw error;
       // look-alikes can only be compared with every key: without them nothing may be created,
-      // so the preparation fails (retried, then its records are unprocessed)
-      if (lookalikes) throw error;
+      // so the import waits (paused) until the server can be read
+      if (lookalikes) throw lookalikeReadFailed(resource, attempts(deps), error);
       // a server that will not be read in bulk can still be read record by record; the batches
       // meet whatever else is wrong and report it per record
       const reason = error instanceof AdminError ? recordErrorMessage(error) : String(error);
@@ -143,9 +143,12 @@ export async function prepareImport(
           ttlSeconds: store.ttlSeconds,
           signal: deps.signal,
         }),
-      deps.retry,
+      { ...deps.retry, maxAttempts: attempts(deps) },
       { signal: deps.signal },
-    );
+    ).catch((error: unknown) => {
+      if (deps.signal?.aborted) throw error;
+      throw lookalikeReadFailed(resource, attempts(deps), error);
+    });
     lookup = {
       ...lookup,
       why: `${lookup.why}; look-alikes compared with ${records} keys on the server`,
@@ -153,7 +156,31 @@ export async function prepareImport(
   }
   await store.setLookup(importId, lookup);
   await redis.unlink(store.uploadKeysKey(importId), store.uploadLookalikesKey(importId));
+  // an import paused while its server could not be read runs now that it was read
+  await store.resume(importId);
   return [...batchRefs(importId, staged, info.options.batchSize)];
+}
+
+/** Reads in bulk tried before the preparation gives up for now (and the import waits). */
+function attempts(deps: PrepareDeps): number {
+  return Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts);
+}
+
+/**
+ * The server could not be read in bulk, and an import that may create keys must compare them
+ * with every key on the server first: it waits, paused, and its preparation is tried again after
+ * the breaker's cool-down (or at once on `porter resume`). Nothing is sent meanwhile.
+ */
+export class LookalikeReadError extends Error {
+  override readonly name = 'LookalikeReadError';
+}
+
+function lookalikeReadFailed(resource: string, tries: number, error: unknown): LookalikeReadError {
+  const why = error instanceof AdminError ? recordErrorMessage(error) : String(error);
+  return new LookalikeReadError(
+    `the admin server failed ${tries} of ${tries} calls to read every ${resource}, which look-alikes are compared with (${why}); the import waits and tries again after the cool-down`,
+    { cause: error },
+  );
 }
 
 /** Whether any staged record carries this field (groups uploads are small: read them all). */

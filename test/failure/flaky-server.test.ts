@@ -93,9 +93,11 @@ describe('a flaky admin server (fail-rate 0.1, drop-rate 0.05)', () => {
       sandbox: { faults: { failRate: 1 } },
       env: { PORTER_MAX_ATTEMPTS: '3', PORTER_BREAKER_MIN_CALLS: '1000000' },
     });
+    // look-alikes allowed: the import goes to its batches without reading every key first
     const { info, results } = await pipeline.run(users('down.', 20), {
       resource: 'users',
       mode: 'create',
+      allowLookalike: true,
     });
     expect(info.state).toBe('completed_with_errors');
     expect(info.counts.unprocessed).toBe(20);

@@ -77,7 +77,8 @@ describe('a server that fails most calls', () => {
     expect(await pipeline.context.health.takeProbe(id, 600_000)).toBe(false);
     pipeline.sandbox.setFaults({ failRate: 0 });
     const resumed = await resumeImport(pipeline.context, id);
-    expect(resumed.state).toBe('running');
+    // paused before its first batch (its server could not be read), it is queued again
+    expect(resumed.state).toMatch(/^(queued|running)$/);
     const info = await pipeline.waitFinal(id);
     expect(info.counts.succeeded).toBe(500);
     await expect(resumeImport(pipeline.context, id)).rejects.toMatchObject({
