@@ -43,7 +43,7 @@ function render(imports) {
     imports.map((info) => [
       h('a', { class: 'id', href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
       info.source ?? '—',
-      `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}`,
+      `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}${storyText(info)}`,
       stateBadge(info.state),
       progressBar(info),
       countsText(info),
@@ -51,4 +51,17 @@ function render(imports) {
     ]),
     { class: 'imports' },
   );
+}
+
+/** Where the import comes from and where its story went: " · undo of imp_…", " · written by imp_…". */
+function storyText(info) {
+  const parts = [];
+  if (info.undoOf) parts.push(`undo of ${info.undoOf}`);
+  else if (info.applyOf)
+    parts.push(`${info.sync?.approvedFrom ? 'writes held' : 'applies'} ${info.applyOf}`);
+  else if (info.retryOf) parts.push(`retry of ${info.retryOf}`);
+  if (info.state === 'held') parts.push('held');
+  if (info.writtenBy) parts.push(`approved, written by ${info.writtenBy}`);
+  if (info.undoneBy) parts.push(`undone by ${info.undoneBy}`);
+  return parts.map((part) => ` · ${part}`).join('');
 }
