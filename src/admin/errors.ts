@@ -39,6 +39,20 @@ export class AdminError extends PorterError {
   }
 }
 
+/**
+ * An error's message for a summary: a refusal of porter's own account (401, 403) is said as
+ * such, since every record would meet it.
+ */
+export function describeAdminFailure(error: Error): string {
+  if (error instanceof AdminError && (error.status === 401 || error.status === 403)) {
+    return (
+      `the admin server refused porter's credentials (HTTP ${error.status} on ` +
+      `${error.method} ${error.path}): ${error.message}`
+    );
+  }
+  return error.message;
+}
+
 const TRANSIENT_STATUSES = new Set([408, 429, 502, 503, 504]);
 /** Answers of a proxy or gateway in front of the server, which may have applied the request. */
 const GATEWAY_STATUSES = new Set([502, 504]);

@@ -86,6 +86,29 @@ export async function requireImport(context: PorterContext, importId: string): P
   return info;
 }
 
+/**
+ * The import that wrote what this one planned: for a held sync that was approved, the import
+ * that wrote its plan (`writtenBy`); the import itself otherwise. Refused for a held sync not
+ * approved: nothing of it was written (held: approve or cancel it; cancelled: nothing to do).
+ */
+export async function writerOf(context: PorterContext, info: ImportInfo): Promise<ImportInfo> {
+  if (info.writtenBy !== undefined) return requireImport(context, info.writtenBy);
+  if (info.state === 'held') {
+    throw new PorterError(
+      'PORTER_CONFLICT',
+      `sync ${info.id} is held for approval: nothing of it was written; ` +
+        `approve it (porter approve ${info.id}) or drop it (porter cancel ${info.id})`,
+    );
+  }
+  if (info.sync?.held === true && !info.options.dryRun) {
+    throw new PorterError(
+      'PORTER_INPUT_EMPTY',
+      `sync ${info.id} was ${info.state} while held for approval: nothing of it was written`,
+    );
+  }
+  return info;
+}
+
 export interface ImportDescription extends ImportInfo {
   progress: { percent: number; ratePerSecond: number; etaSeconds?: number };
   /** Calls made to the admin server so far. */
@@ -216,6 +239,11 @@ export async function approveImport(
   if (!(await context.store.transition(heldId, ['held'], to, reason))) {
     throw new PorterError('PORTER_CONFLICT', `import ${heldId} is no longer held`);
   }
+  // the held sync names the import that writes it: undo, retry and status follow it there
+  await context.store.setLinks(heldId, {
+    approvedAt: new Date().toISOString(),
+    writtenBy: applicationId,
+  });
   const application = await startApplication(context, plan, { id: applicationId, onCreated });
   // the plan's records now live in the application; the held sync keeps its report
   await context.redis.unlink(context.store.keys(heldId).staged);
@@ -289,9 +317,13 @@ export async function selectForRetry(
   importId: string,
   statuses: ResultStatus[] = ['failed', 'unprocessed'],
 ): Promise<RetrySelection> {
-  await requireImport(context, importId);
+  const info = await requireImport(context, importId);
   const selection: RetrySelection = { retryable: 0, leftOut: { total: 0, byCode: {} } };
-  for await (const result of context.store.results(importId, { status: statuses })) {
+  // a held sync's plan is retried where it was written, and not at all when it was not
+  const heldOnly = info.writtenBy === undefined && info.sync?.held === true;
+  if (heldOnly && !info.options.dryRun) return selection;
+  const writer = await writerOf(context, info);
+  for await (const result of context.store.results(writer.id, { status: statuses })) {
     if (result.serverOnly) continue;
     if (isRetryable(result)) {
       selection.retryable += 1;
@@ -326,11 +358,13 @@ export interface RetryStarted {
  */
 export async function retryImport(
   context: PorterContext,
-  importId: string,
+  givenId: string,
   statuses: ResultStatus[] = ['failed', 'unprocessed'],
   onCreated?: (info: ImportInfo) => void,
 ): Promise<RetryStarted> {
-  const original = await requireImport(context, importId);
+  // an approved held sync's records were written by another import: that one is retried
+  const original = await writerOf(context, await requireImport(context, givenId));
+  const importId = original.id;
   if (!original.settled) {
     throw new PorterError(
       'PORTER_CONFLICT',

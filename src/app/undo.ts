@@ -9,7 +9,7 @@ import type { ResourceName } from '../admin/resources.js';
 import { decodeUndoEntry } from '../plan/undo-entry.js';
 import { UndoLog } from '../results/undo-log.js';
 import type { PorterContext } from './context.js';
-import { boundToTarget, requireImport } from './imports.js';
+import { boundToTarget, requireImport, writerOf } from './imports.js';
 
 export interface UndoRequest {
   /** Plan the undo only: every record gets its planned action, nothing is written. */
@@ -39,7 +39,9 @@ export function undoLogOf(context: PorterContext): UndoLog {
 
 /**
  * Starts the undo of an ended import: a new import, linked by `undoOf`, of one record per record
- * the import changed. Refused while the import runs, for a dry run, and when it changed nothing.
+ * the import changed; the import undone names it (`undoneBy`). Given an approved held sync, it
+ * undoes the import that wrote its plan (`writtenBy`). Refused while the import runs, for a dry
+ * run, for a held sync (approved by none: nothing written), and when it changed nothing.
  */
 export async function undoImport(
   context: PorterContext,
@@ -47,7 +49,7 @@ export async function undoImport(
   request: UndoRequest = {},
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
-  const original = await requireImport(context, importId);
+  const original = await writerOf(context, await requireImport(context, importId));
   if (!original.settled) {
     throw new PorterError(
       'PORTER_CONFLICT',
@@ -61,10 +63,10 @@ export async function undoImport(
     );
   }
   const log = undoLogOf(context);
-  if ((await log.count(importId)) === 0) {
+  if ((await log.count(original.id)) === 0) {
     throw new PorterError(
       'PORTER_INPUT_EMPTY',
-      `import ${importId} changed no record on the admin server; nothing to undo`,
+      `import ${original.id} changed no record on the admin server; nothing to undo`,
     );
   }
   const { resource } = original.options;
@@ -84,10 +86,12 @@ export async function undoImport(
   }
   const info = await store.create({
     options: boundToTarget(context, options),
-    source: `undo of ${importId}`,
-    undoOf: importId,
+    source: `undo of ${original.id}`,
+    undoOf: original.id,
     columns: undoColumns(resource),
   });
+  // the import undone names its undo (a dry run of an undo turns nothing back)
+  if (!options.dryRun) await store.setLinks(original.id, { undoneBy: info.id });
   onCreated?.(info);
   let staged = 0;
   let buffer: StagedRecord[] = [];
@@ -96,7 +100,7 @@ export async function undoImport(
     buffer = [];
   };
   try {
-    for await (const { row, text } of log.entries(importId)) {
+    for await (const { row, text } of log.entries(original.id)) {
       const entry = decodeUndoEntry(resource, row, text);
       staged++;
       buffer.push({

@@ -109,19 +109,6 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
   return addSyncOptions(command);
 }
 
-/** `--report FILE`, `--force` and `--format` of a command that follows its import to the end. */
-export function addReportOptions(command: Command, reportText: string): Command {
-  return command
-    .option('--report <file>', reportText)
-    .option('--force', 'overwrite the --report file when it exists')
-    .option(
-      '--format <format>',
-      'report format: csv or json',
-      oneOf('--format', ['csv', 'json'] as const),
-      'csv',
-    );
-}
-
 /**
  * The import options of a command line, checked as the import would check them (mapping file
  * read, delimiter, mode for the resource, the sync's options with its --protect file read);

@@ -5,7 +5,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { access, open, readFile, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { PorterError } from '../errors/porter-error.js';
 
@@ -164,5 +164,29 @@ export async function openOutputFile(path: string, what: string, force = false):
       throw usage(what, path, 'exists; pass --force to overwrite it');
     }
     throw usage(what, path, `cannot write it (${errnoCode(error)})`);
+  }
+}
+
+/**
+ * A directory a command writes these files into: each must be new there unless `force`, so no
+ * earlier output is overwritten without being asked.
+ */
+export async function checkOutputFilesIn(
+  dir: string,
+  names: readonly string[],
+  what: string,
+  force = false,
+): Promise<void> {
+  await checkOutputDirectory(dir, what);
+  if (force) return;
+  for (const name of names) {
+    const path = join(dir, name);
+    if ((await statOrUndefined(path).catch(() => undefined)) !== undefined) {
+      throw usage(
+        what,
+        dir,
+        `holds ${name} already; pass --force to overwrite it, or name another directory`,
+      );
+    }
   }
 }

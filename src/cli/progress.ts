@@ -1,6 +1,9 @@
 /** Shows an import's progress while it runs: a live bar on a terminal, plain lines otherwise. */
 import { RECORD_ACTIONS, type ImportInfo, type LookupInfo } from '../model/import.js';
+import { describeLinks, importKind, plansOnly } from '../model/import-story.js';
+import { whyLines } from '../results/import-why.js';
 import { follow, type FollowDisplay } from './follow.js';
+import { describeSync } from './sync.js';
 
 export interface ProgressOptions extends FollowDisplay {
   /** Reads the import's current state. */
@@ -39,25 +42,45 @@ export function describeProgress(info: ImportInfo, startedAt: number, doneAtStar
 export function summarize(info: ImportInfo): string {
   const { succeeded, failed, skipped, unprocessed, planned } = info.counts;
   const reason = info.reason ? ` (${info.reason})` : '';
-  const what = info.options.dryRun ? 'dry run' : info.options.mode === 'sync' ? 'sync' : 'import';
-  // a held sync planned only, as a dry run does
-  const plans = info.options.dryRun || info.state === 'held';
-  const done = plans ? `${planned} planned` : `${succeeded} succeeded`;
+  const done = plansOnly(info) ? `${planned} planned` : `${succeeded} succeeded`;
   return (
-    `${what} ${info.id} ${info.state}${reason}: ${info.total} records, ` +
+    `${importKind(info)} ${info.id} ${info.state}${reason}: ${info.total} records, ` +
     `${done}, ${failed} failed, ${skipped} skipped, ${unprocessed} unprocessed`
   );
 }
 
-/** Records per action: planned ones for a dry run, done ones for an import; empty when none. */
+/** Records per action: planned ones for a plan (a dry run, a held sync), done ones otherwise. */
 export function describeActions(info: ImportInfo): string {
   const parts = RECORD_ACTIONS.filter((action) => info.actions[action]).map(
     (action) => `${info.actions[action]} ${action}`,
   );
   if (parts.length === 0) return '';
   const hint = info.options.dryRun && info.settled ? ` (apply with: porter apply ${info.id})` : '';
-  const plans = info.options.dryRun || info.state === 'held';
-  return `${plans ? 'planned' : 'done'}: ${parts.join(', ')}${hint}`;
+  if (!plansOnly(info)) return `done: ${parts.join(', ')}${hint}`;
+  // a held sync's plan is written by another import, or by none
+  const written = info.options.dryRun
+    ? ''
+    : info.writtenBy
+      ? ` (written by import ${info.writtenBy})`
+      : info.state === 'held'
+        ? ''
+        : ' (nothing written)';
+  return `planned: ${parts.join(', ')}${hint}${written}`;
+}
+
+/**
+ * The lines a command ends with once an import is settled: the summary, what was done or
+ * planned, a sync's plan, where the import's story goes on, and why records did not succeed
+ * (last, so the last line says it).
+ */
+export function closingLines(info: ImportInfo): string[] {
+  return [
+    summarize(info),
+    describeActions(info),
+    info.sync ? describeSync(info) : '',
+    ...describeLinks(info),
+    ...whyLines(info),
+  ].filter((line) => line !== '');
 }
 
 /** How the import looked records up, in one line. */

@@ -13,6 +13,7 @@ export const NEVER_SUGGESTED: ReadonlySet<string> = new Set([
   '--allow-lookalike',
   '--empty-as-clear',
   '--even-unchanged',
+  '--even-changed',
 ]);
 
 const GUESS = /\s*\(Did you mean (?:one of )?([^?]*)\?\)/;

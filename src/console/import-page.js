@@ -53,7 +53,7 @@ export async function importPage(root, { signal, meta }, importId) {
       } else {
         summary.querySelector('.rate')?.replaceChildren(rateText(info));
       }
-      const failed = info.counts?.failed ?? 0;
+      const failed = (info.counts?.failed ?? 0) + (info.counts?.unprocessed ?? 0);
       if (failed !== failedShownFor && (failed > 0 || failedShownFor > 0)) {
         failedShownFor = failed;
         await renderFailed(failed);
@@ -90,12 +90,12 @@ export async function importPage(root, { signal, meta }, importId) {
           ? h('a', { href: `#/imports/${segment(info.retryOf)}` }, info.retryOf)
           : undefined,
       ],
-      [
-        'Applies',
-        info.applyOf
-          ? h('a', { href: `#/imports/${segment(info.applyOf)}` }, info.applyOf)
-          : undefined,
-      ],
+      [info.sync?.approvedFrom ? 'Writes the held sync' : 'Applies', importLink(info.applyOf)],
+      ['Undoes', importLink(info.undoOf)],
+      ['Approved', info.approvedAt ? showTime(info.approvedAt) : undefined],
+      ['Written by', importLink(info.writtenBy)],
+      ['Undone by', importLink(info.undoneBy)],
+      ['Why', whyList(info)],
       ['Created', showTime(info.createdAt)],
       ['Finished', info.finishedAt ? showTime(info.finishedAt) : undefined],
     ];
@@ -133,7 +133,8 @@ export async function importPage(root, { signal, meta }, importId) {
       if (selection.leftOut.total > 0) leftOutNote = leftOutText(selection.leftOut);
     }
     const changed = changedCount(info);
-    if (final && info.settled && changed > 0 && !info.options?.dryRun) {
+    // a held sync's plan was written by another import, or by none: that one is undone
+    if (final && info.settled && changed > 0 && !plansOnly(info)) {
       buttons.push(
         button(
           `Undo ${changed} changes`,
@@ -182,16 +183,19 @@ export async function importPage(root, { signal, meta }, importId) {
       fill(failedArea);
       return;
     }
-    const page = await api(`${base}/records?status=failed&limit=${PAGE}`, { signal });
+    const page = await api(`${base}/records?status=failed,unprocessed&limit=${PAGE}`, {
+      signal,
+    });
     fill(
       failedArea,
-      h('h2', { id: 'failed-title' }, `Failed records (${count})`),
+      h('h2', { id: 'failed-title' }, `Failed and unprocessed records (${count})`),
       table(
-        'Failed records',
-        ['Row', 'Key', 'Field', 'Error'],
+        'Failed and unprocessed records',
+        ['Row', 'Key', 'Status', 'Field', 'Error'],
         page.records.map((record) => [
           String(record.sourceRow ?? record.row),
           record.key ?? '—',
+          record.status,
           record.field ?? '—',
           h('span', null, h('code', null, record.errorCode ?? ''), ' ', record.error ?? ''),
         ]),
@@ -335,6 +339,52 @@ export async function importPage(root, { signal, meta }, importId) {
       if (!signal.aborted) actionStatus.append(errorNotice(error));
     }
   }
+}
+
+function importLink(id) {
+  return id ? h('a', { class: 'id', href: `#/imports/${segment(id)}` }, id) : undefined;
+}
+
+/** Only planned, never written itself: a dry run, or a held sync (held, cancelled or approved). */
+function plansOnly(info) {
+  return info.options?.dryRun === true || info.sync?.held === true || info.state === 'held';
+}
+
+/** Codes whose first message says why the run went wrong (the server, the import's stop). */
+const RUN_CODES = new Set([
+  'ADMIN_UNAVAILABLE',
+  'ADMIN_CONNECTION_FAILED',
+  'ADMIN_NO_ANSWER',
+  'ADMIN_BAD_RESPONSE',
+  'ADMIN_HTTP_ERROR',
+  'PORTER_CANCELLED',
+  'PORTER_FAILURE_LIMIT',
+  'PORTER_BATCH_ABANDONED',
+  'PORTER_SYNC_ABORTED',
+  'PORTER_TARGET_UNKNOWN',
+  'PORTER_TARGET_CHANGED',
+  'PORTER_TARGET_READ_ONLY',
+  'PORTER_TARGET_UNAVAILABLE',
+  'PORTER_INTERNAL',
+]);
+
+/** Why records did not succeed: "12 unprocessed: PORTER_BATCH_ABANDONED — not sent: …". */
+function whyList(info) {
+  const problems = info.problems ?? [];
+  const items = problems.map((problem) =>
+    h(
+      'li',
+      { class: 'why' },
+      `${problem.count} ${problem.status}: `,
+      h('code', null, problem.code),
+      problem.message && RUN_CODES.has(problem.code) ? ` ${problem.message}` : '',
+    ),
+  );
+  const stopped = (info.counts?.unprocessed ?? 0) > 0 || info.state === 'failed';
+  if (info.pausedBecause && info.state !== 'paused' && stopped) {
+    items.push(h('li', { class: 'why' }, `paused on the way: ${info.pausedBecause}`));
+  }
+  return items.length > 0 ? h('ul', { class: 'why-list' }, items) : undefined;
 }
 
 /** Why a retry leaves records out, and how many of each code. */

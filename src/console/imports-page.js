@@ -45,7 +45,7 @@ function render(imports) {
       h('a', { class: 'id', href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
       info.source ?? '—',
       targetText(info.options.target),
-      `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}`,
+      `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}${storyText(info)}`,
       stateBadge(info.state),
       progressBar(info),
       countsText(info),
@@ -53,4 +53,17 @@ function render(imports) {
     ]),
     { class: 'imports' },
   );
+}
+
+/** Where the import comes from and where its story went: " · undo of imp_…", " · written by imp_…". */
+function storyText(info) {
+  const parts = [];
+  if (info.undoOf) parts.push(`undo of ${info.undoOf}`);
+  else if (info.applyOf)
+    parts.push(`${info.sync?.approvedFrom ? 'writes held' : 'applies'} ${info.applyOf}`);
+  else if (info.retryOf) parts.push(`retry of ${info.retryOf}`);
+  if (info.state === 'held') parts.push('held');
+  if (info.writtenBy) parts.push(`approved, written by ${info.writtenBy}`);
+  if (info.undoneBy) parts.push(`undone by ${info.undoneBy}`);
+  return parts.map((part) => ` · ${part}`).join('');
 }

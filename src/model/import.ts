@@ -194,6 +194,28 @@ export interface ImportInfo {
   lookup?: LookupInfo;
   /** A sync's plan of the server's records the file leaves out, once prepared. */
   sync?: SyncPlanInfo;
+  /**
+   * Why records did not succeed: per status (failed, unprocessed) and error code, how many, and
+   * the first record's message. Most first.
+   */
+  problems?: ImportProblem[];
+  /** The last reason the import was paused (the circuit breaker's), kept once it moved on. */
+  pausedBecause?: string;
+  /** A held sync that was approved: when (issue: who, once porter knows principals). */
+  approvedAt?: string;
+  /** A held sync that was approved: the import that wrote its plan. */
+  writtenBy?: string;
+  /** The import that turned back this one's changes (`porter undo`), the latest one. */
+  undoneBy?: string;
+}
+
+/** Records of one status that ended with one error code. */
+export interface ImportProblem {
+  status: 'failed' | 'unprocessed';
+  code: string;
+  count: number;
+  /** The first such record's message. */
+  message?: string;
 }
 
 /** A valid record staged in Redis until its batch runs. */

@@ -6,6 +6,7 @@ import { setMaxListeners } from 'node:events';
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
+import { describeAdminFailure } from '../admin/errors.js';
 import { runBatch, type BatchReport, type UnboundBatchDeps } from '../execute/run-batch.js';
 import {
   enqueueBatches,
@@ -50,7 +51,7 @@ export const SHUTDOWN_REASON = 'shutdown timeout';
 
 /** Some failures BullMQ reports are not Error objects (an abort reason, for one). */
 function describeError(error: unknown): string {
-  if (error instanceof Error && error.message) return error.message;
+  if (error instanceof Error && error.message) return describeAdminFailure(error);
   return typeof error === 'string' && error ? error : 'the batch job failed';
 }
 

@@ -4,6 +4,7 @@ import {
   RESULT_STATUSES,
   type ImportInfo,
   type ImportOptions,
+  type ImportProblem,
   type ImportState,
   type RecordResult,
   type ResultStatus,
@@ -119,7 +120,33 @@ export function decodeImportInfo(
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   if (meta.sync !== undefined) info.sync = JSON.parse(meta.sync) as ImportInfo['sync'];
+  if (meta.pausedBecause !== undefined) info.pausedBecause = meta.pausedBecause;
+  if (meta.approvedAt !== undefined) info.approvedAt = meta.approvedAt;
+  if (meta.writtenBy !== undefined) info.writtenBy = meta.writtenBy;
+  if (meta.undoneBy !== undefined) info.undoneBy = meta.undoneBy;
+  const problems = problemsFromHashes(meta, countsHash);
+  if (problems.length > 0) info.problems = problems;
   return info;
+}
+
+/** Failed and unprocessed records per code, with the first message of each; most first. */
+function problemsFromHashes(
+  meta: Record<string, string>,
+  counts: Record<string, string>,
+): ImportProblem[] {
+  const problems: ImportProblem[] = [];
+  for (const [field, value] of Object.entries(counts)) {
+    const match = /^code:(failed|unprocessed):(.+)$/.exec(field);
+    const count = Number(value);
+    if (!match || !(count > 0)) continue;
+    const status = match[1] as ImportProblem['status'];
+    const code = match[2]!;
+    const message = meta[`why:${status}:${code}`];
+    problems.push(message ? { status, code, count, message } : { status, code, count });
+  }
+  return problems.sort(
+    (a, b) => a.status.localeCompare(b.status) || b.count - a.count || a.code.localeCompare(b.code),
+  );
 }
 
 export function decodeMetaExtras(meta: Record<string, string>): ImportMetaExtras {

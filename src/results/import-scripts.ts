@@ -131,6 +131,8 @@ else
   redis.call('HDEL', KEYS[1], 'reason')
 end
 if to == 'running' then redis.call('HSETNX', KEYS[1], 'startedAt', now) end
+-- the pause's reason outlives the pause: a summary of the import can still say why it stopped
+if to == 'paused' and reason ~= '' then redis.call('HSET', KEYS[1], 'pausedBecause', reason) end
 if FINAL[to] then redis.call('HSET', KEYS[1], 'finishedAt', now) end
 refresh_ttl()
 if not settle() and FINAL[to] then publish(id, to, redis.call('HGET', KEYS[1], 'settled') == '1') end
@@ -138,7 +140,8 @@ return 1
 `;
 
 /**
- * ARGV: ttl, now, channel, then (row, status, json) triples. A row's result is written once
+ * ARGV: ttl, now, channel, then (row, tag, json) triples; the tag is "status", "status/action"
+ * or "status!code!message" (see result-writer.ts). A row's result is written once
  * (HSETNX) and only a newly written result is counted, so a batch that runs twice counts once.
  * Returns {written, meta, counts}, or nil when the import does not exist.
  */
@@ -151,7 +154,19 @@ for i = 4, #ARGV, 3 do
     -- the tag is "status" or "status/action": an action is counted for what was (or would be) done
     local tag = ARGV[i + 1]
     local slash = string.find(tag, '/', 1, true)
-    if slash then
+    local bang = string.find(tag, '!', 1, true)
+    if bang then
+      -- "status!code!message": a record that did not succeed, counted per code; the first
+      -- message of each code is kept, so a summary can say why
+      local status = string.sub(tag, 1, bang - 1)
+      local rest = string.sub(tag, bang + 1)
+      local second = string.find(rest, '!', 1, true) or (#rest + 1)
+      local code = string.sub(rest, 1, second - 1)
+      added[status] = (added[status] or 0) + 1
+      local counted = 'code:' .. status .. ':' .. code
+      added[counted] = (added[counted] or 0) + 1
+      redis.call('HSETNX', KEYS[1], 'why:' .. status .. ':' .. code, string.sub(rest, second + 1))
+    elseif slash then
       local status = string.sub(tag, 1, slash - 1)
       added[status] = (added[status] or 0) + 1
       local action = 'action:' .. string.sub(tag, slash + 1)

@@ -168,6 +168,23 @@ export class ImportStore {
     }
   }
 
+  /**
+   * Records where the import's story goes on: a held sync's approval and the import that wrote
+   * its plan, the import that undid it.
+   */
+  async setLinks(
+    importId: string,
+    links: Partial<Pick<ImportInfo, 'approvedAt' | 'writtenBy' | 'undoneBy'>>,
+  ): Promise<void> {
+    const args = Object.entries(links).flatMap(([field, value]) =>
+      value === undefined ? [] : [field, value],
+    );
+    if (args.length === 0) return;
+    if ((await runImportScript(this.redis, 'updateMeta', [this.keys(importId).meta], args)) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
   /** The hash of the upload's natural keys, kept from the upload until the import is prepared. */
   uploadKeysKey(importId: string): string {
     return uploadKeysKey(this.prefix, importId);

@@ -25,10 +25,20 @@ export function assertValidResult(result: RecordResult): void {
   }
 }
 
-/** The status, and the action of a record that was (or would be) written, for the counters. */
-function resultTag(result: RecordResult): string {
+/** Characters of a record's message kept as the first message of its code. */
+const WHY_LENGTH = 300;
+
+/**
+ * The status, and the action of a record that was (or would be) written, or the error code and
+ * message of one that failed or was not processed, for the counters.
+ */
+export function resultTag(result: RecordResult): string {
   const counted = result.status === 'succeeded' || result.status === 'planned';
-  return counted && result.action ? `${result.status}/${result.action}` : result.status;
+  if (counted) return result.action ? `${result.status}/${result.action}` : result.status;
+  const bad = result.status === 'failed' || result.status === 'unprocessed';
+  if (!bad || result.errorCode === undefined) return result.status;
+  const code = String(result.errorCode).replace(/[!/]/g, '_');
+  return `${result.status}!${code}!${(result.error ?? '').slice(0, WHY_LENGTH)}`;
 }
 
 /**

@@ -108,12 +108,17 @@ describe('console: an import', () => {
     );
     await page.getByText('2 succeeded · 1 failed').waitFor();
 
-    const failed = page.getByRole('table', { name: 'Failed records' });
+    // why records did not succeed, per status and code
+    await eventually(() => page.locator('.summary .why-list').textContent()).toBe(
+      '1 failed: PORTER_ROW_INVALID',
+    );
+    const failed = page.getByRole('table', { name: 'Failed and unprocessed records' });
     const failedRow = failed.getByRole('row').nth(1);
     await eventually(() => failedRow.getByRole('cell').nth(0).textContent()).toBe('2');
     await eventually(() => failedRow.getByRole('cell').nth(1).textContent()).toBe('console.bob');
-    await eventually(() => failedRow.getByRole('cell').nth(2).textContent()).toBe('primaryGroup');
-    await eventually(() => failedRow.getByRole('cell').nth(3).textContent()).toContain(HOSTILE);
+    await eventually(() => failedRow.getByRole('cell').nth(2).textContent()).toBe('failed');
+    await eventually(() => failedRow.getByRole('cell').nth(3).textContent()).toBe('primaryGroup');
+    await eventually(() => failedRow.getByRole('cell').nth(4).textContent()).toContain(HOSTILE);
     expect(await page.locator('img').count()).toBe(0);
 
     const [download] = await Promise.all([

@@ -287,8 +287,18 @@ describe('porter migrate', () => {
     );
     expect(again.code, again.stderr).toBe(0);
     expect(await readFile(join(dir, 'again', 'id-map.csv'), 'utf8')).toContain(',');
-    const refused = await runPorter(['migrate', bundleFile, '--report', dir], pipeline.childEnv());
+    const refused = await runPorter(
+      ['migrate', bundleFile, '--no-wait', '--report', join(dir, 'later')],
+      pipeline.childEnv(),
+    );
     expect(refused.code).toBe(64);
-    expect(refused.stderr).toContain('--report needs --wait');
+    expect(refused.stderr).toContain('--report needs the end of the work: drop --no-wait');
+    // a report directory that holds a report already is not written over unasked
+    const kept = await runPorter(
+      ['migrate', bundleFile, '--wait', '--report', join(dir, 'report')],
+      pipeline.childEnv(),
+    );
+    expect(kept.code).toBe(64);
+    expect(kept.stderr).toContain('holds groups.csv already; pass --force');
   }, 180_000);
 });

@@ -1,7 +1,8 @@
 /**
  * `porter undo ID` through the real command: an import's updates (a lock among them), creates
  * and deletes are turned back as a new import with its own report; a record changed on the
- * server since is PORTER_PLAN_STALE and not written unless --force; --dry-run writes nothing.
+ * server since is PORTER_PLAN_STALE and not written unless --even-changed (--force alone is refused:
+ * it only ever overwrites an output file); --dry-run writes nothing.
  */
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -171,7 +172,7 @@ describe('porter undo', () => {
     });
   });
 
-  it('a record changed on the server since is PORTER_PLAN_STALE and not written; --force writes it', async () => {
+  it('a record changed on the server since is PORTER_PLAN_STALE and not written; --even-changed writes it', async () => {
     const { info: changed } = await pipeline.run(
       csv(
         ['username', 'email'],
@@ -201,7 +202,13 @@ describe('porter undo', () => {
     expect(pipeline.sandbox.store.userByName('undo.s1')).toMatchObject({ email: 's1@old' });
     expect(pipeline.sandbox.store.userByName('undo.s2')).toMatchObject({ email: 's2@other' });
 
-    const forced = await undo(changed.id, '--force');
+    // --force once meant --even-changed: refused before anything is stored, naming the new flag
+    const refused = await runPorter(['undo', changed.id, '--force'], env);
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain('--even-changed');
+    expect(refused.stdout).toBe('');
+
+    const forced = await undo(changed.id, '--even-changed');
     expect(forced.cli.code, forced.cli.stderr).toBe(0);
     expect(forced.info.options.force).toBe(true);
     // undo.s1 holds its old value already: unchanged, no write

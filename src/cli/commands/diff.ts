@@ -3,7 +3,10 @@ import { bundleDiffSource, diffDirectories, liveDiffSource } from '../../app/dif
 import { RESOURCE_NAMES } from '../../admin/resources.js';
 import type { DiffResult } from '../../diff/run-diff.js';
 import { PorterError } from '../../errors/porter-error.js';
-import { checkInputFile, checkOutputDirectory } from '../paths.js';
+import { checkInputFile, checkOutputFilesIn } from '../paths.js';
+
+/** The files a diff writes into its --out directory. */
+const DIFF_FILES = ['diff.csv', 'diff.json'];
 import { withContext } from '../with-context.js';
 import { targetOption } from '../options.js';
 
@@ -13,6 +16,7 @@ interface DiffCommandOptions {
   to?: string;
   out?: string;
   json?: boolean;
+  force?: boolean;
 }
 
 /** The counts per resource, as a small table. */
@@ -41,6 +45,7 @@ export function registerDiffCommand(program: Command): void {
     .option('--to <target>', 'side B: this target, read live in bulk', targetOption('--to'))
     .option('--live', 'side B: the target `default` (the same as --to default)')
     .option('--out <dir>', 'where diff.csv and diff.json go', 'porter-diff')
+    .option('--force', 'overwrite diff.csv and diff.json when the --out directory holds them')
     .option('--json', 'print the counts as JSON')
     .action(
       async (
@@ -66,7 +71,8 @@ export function registerDiffCommand(program: Command): void {
         if (a !== undefined) await checkInputFile(a, 'bundle A');
         if (b !== undefined) await checkInputFile(b, 'bundle B');
         const out = options.out ?? 'porter-diff';
-        await checkOutputDirectory(out, '--out');
+        // a diff of earlier is never overwritten unasked
+        await checkOutputFilesIn(out, DIFF_FILES, '--out', options.force === true);
         await withContext(async (context) => {
           const sideA =
             a !== undefined ? bundleDiffSource(a) : liveDiffSource(context, options.from);

@@ -10,6 +10,7 @@ import { followExport, summarizeExport } from '../export-progress.js';
 import { addTargetOption, oneOf } from '../options.js';
 import { checkOutputDirectory } from '../paths.js';
 import { withContext } from '../with-context.js';
+import { addWaitOptions, willWait } from '../queued-work.js';
 
 interface ExportCommandOptions {
   resource: ExportResource;
@@ -38,31 +39,35 @@ export function registerExportCommand(program: Command): void {
       oneOf('--format', EXPORT_FORMATS),
       'csv',
     )
-    .option('--out <dir>', 'directory the run directory is made in (default PORTER_EXPORT_DIR)')
-    .option('--wait', 'show progress until the export ends, then say where the files are')
-    .action(async (options: ExportCommandOptions) => {
-      if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
-      await withContext(async (context) => {
-        const info = await startExport(context, {
-          resource: options.resource,
-          format: options.format,
-          outDir: cliOutDir(context, options.out),
-          target: options.target,
-        });
-        console.log(info.id);
-        if (!options.wait) {
-          console.error(`queued; the files will be in ${info.dir}`);
-          return;
-        }
-        const final = await followExport({
-          read: () => requireExport(context, info.id),
-          stuckHint: async () =>
-            (await exportWorkersRunning(context))
-              ? undefined
-              : 'no worker is running: start one with `npx porter worker`',
-        });
-        console.error(summarizeExport(final));
-        process.exitCode = final.state === 'completed' ? 0 : 1;
+    .option(
+      '--out <dir>',
+      'directory the run directory is made in (default PORTER_EXPORT_DIR); each run writes a new directory',
+    );
+  addWaitOptions(command, 'export').action(async (options: ExportCommandOptions) => {
+    if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
+    await withContext(async (context) => {
+      const info = await startExport(context, {
+        resource: options.resource,
+        format: options.format,
+        outDir: cliOutDir(context, options.out),
+        target: options.target,
       });
+      console.log(info.id);
+      if (!willWait(options)) {
+        console.error(
+          `queued; the files will be in ${info.dir}; follow with: porter status ${info.id} --follow`,
+        );
+        return;
+      }
+      const final = await followExport({
+        read: () => requireExport(context, info.id),
+        stuckHint: async () =>
+          (await exportWorkersRunning(context))
+            ? undefined
+            : 'no worker is running: start one with `npx porter worker`',
+      });
+      console.error(summarizeExport(final));
+      process.exitCode = final.state === 'completed' ? 0 : 1;
     });
+  });
 }

@@ -1,6 +1,7 @@
 /** `porter list`: recent imports, newest first, a page at a time. */
 import type { Command } from 'commander';
 import type { ImportInfo } from '../../model/import.js';
+import { importKind, linkFrom, linksOn, plansOnly } from '../../model/import-story.js';
 import { positiveInteger } from '../options.js';
 import { withContext } from '../with-context.js';
 
@@ -21,13 +22,18 @@ const COLUMNS = [
   'failed',
   'skipped',
   'unproc',
+  'story',
   'created',
 ];
 
 /** One row of the table: what a person scanning recent imports looks for. */
 function row(info: ImportInfo): string[] {
   const { succeeded, failed, skipped, unprocessed, planned } = info.counts;
-  const mode = `${info.options.mode}${info.options.dryRun ? ' (dry run)' : ''}`;
+  // an undo, a retry, the writing of an approved sync: said beside the mode it ran in
+  const kind = importKind(info);
+  const plain = kind === 'import' || kind === 'sync' || kind === 'dry run';
+  const mode = `${info.options.mode}${plain ? (info.options.dryRun ? ' (dry run)' : '') : ` (${kind})`}`;
+  const story = [linkFrom(info), ...linksOn(info)].filter((link) => link !== undefined);
   return [
     info.id,
     info.state,
@@ -35,10 +41,11 @@ function row(info: ImportInfo): string[] {
     info.options.resource,
     mode,
     `${info.done}/${info.state === 'receiving' ? '?' : info.total}`,
-    String(info.options.dryRun ? planned : succeeded),
+    String(plansOnly(info) ? planned : succeeded),
     String(failed),
     String(skipped),
     String(unprocessed),
+    story.length > 0 ? story.join('; ') : '-',
     info.createdAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
   ];
 }
@@ -79,7 +86,7 @@ export function registerListCommand(program: Command): void {
           return;
         }
         console.log(formatTable([COLUMNS, ...page.imports.map(row)]));
-        // ok: succeeded records (planned ones for a dry run)
+        // ok: succeeded records (planned ones for a dry run or a held sync)
         if (page.next)
           console.log(`\nmore: porter list --limit ${options.limit} --cursor ${page.next}`);
       });

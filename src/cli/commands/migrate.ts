@@ -15,13 +15,15 @@ import { PorterError } from '../../errors/porter-error.js';
 import {
   FINAL_MIGRATION_STATES,
   MIGRATION_MODES,
+  STAGES,
   type MigrationInfo,
   type MigrationMode,
 } from '../../migrate/migration-model.js';
 import { DEFAULT_TARGET } from '../../targets/targets.js';
 import { follow } from '../follow.js';
 import { oneOf, positiveInteger, targetOption } from '../options.js';
-import { checkInputFile, checkOutputDirectory, checkOutputFile } from '../paths.js';
+import { checkInputFile, checkOutputFile, checkOutputFilesIn } from '../paths.js';
+import { addWaitOptions, willWait } from '../queued-work.js';
 import { withContext } from '../with-context.js';
 
 interface MigrateCommandOptions {
@@ -34,6 +36,7 @@ interface MigrateCommandOptions {
   dryRun?: boolean;
   wait?: boolean;
   report?: string;
+  force?: boolean;
 }
 
 /** Exit code of a finished migration: 0 every record migrated, 2 some did not, 1 it failed. */
@@ -60,7 +63,7 @@ export function summarizeMigration(info: MigrationInfo): string {
 }
 
 export function registerMigrateCommand(program: Command): void {
-  program
+  const command = program
     .command('migrate')
     .description(
       'Load everything of one instance into another: groups, ACLs, users, then memberships, ids remapped. ' +
@@ -86,12 +89,20 @@ export function registerMigrateCommand(program: Command): void {
     )
     .option('--batch-size <n>', 'records per call', positiveInteger('--batch-size'), 100)
     .option('--allow-admin', 'migrate users whose type is not "General User"')
-    .option('--dry-run', 'plan only: every stage shows what it would write; nothing is written')
-    .option('--wait', 'follow the migration until it ends, then summarize')
-    .option('--report <dir>', 'with --wait: write the per-stage reports and id-map.csv here')
+    .option('--dry-run', 'plan only: every stage shows what it would write; nothing is written');
+  addWaitOptions(command, 'migration')
+    .option(
+      '--report <dir>',
+      'write the per-stage reports and id-map.csv into this directory when the migration ends (waits for the end)',
+    )
+    .option('--force', 'overwrite the report files already in the --report directory')
     .action(async (file: string | undefined, options: MigrateCommandOptions) => {
-      if (options.report && !options.wait) {
-        throw new PorterError('PORTER_USAGE', '--report needs --wait');
+      const wait = willWait(options);
+      if (options.force && !options.report) {
+        throw new PorterError(
+          'PORTER_USAGE',
+          '--force overwrites an output file: it goes with --report DIR',
+        );
       }
       if ((file === undefined) === (options.from === undefined)) {
         throw new PorterError(
@@ -106,7 +117,10 @@ export function registerMigrateCommand(program: Command): void {
         );
       }
       if (file !== undefined) await checkInputFile(file, 'bundle');
-      if (options.report) await checkOutputDirectory(options.report, '--report');
+      if (options.report) {
+        const names = [...STAGES.map((stage) => `${stage}.csv`), 'id-map.csv'];
+        await checkOutputFilesIn(options.report, names, '--report', options.force === true);
+      }
       if (options.saveBundle) await checkOutputFile(options.saveBundle, '--save-bundle');
       const migrationOptions = {
         target: options.to,
@@ -148,12 +162,12 @@ export function registerMigrateCommand(program: Command): void {
             `bundle of ${info.from} written to ${options.saveBundle} (${saved.bytes} bytes, sha256 ${saved.sha256})`,
           );
         }
-        if (!options.wait) {
+        if (!wait) {
           const { groups, users, acls } = info.totals;
           console.error(
             file !== undefined
-              ? `queued: ${groups} groups, ${acls} ACLs, ${users} users; follow with: porter status ${info.id}`
-              : `queued: a worker reads ${info.from}, then migrates it into ${info.to}; follow with: porter status ${info.id}`,
+              ? `queued: ${groups} groups, ${acls} ACLs, ${users} users; follow with: porter status ${info.id} --follow`
+              : `queued: a worker reads ${info.from}, then migrates it into ${info.to}; follow with: porter status ${info.id} --follow`,
           );
           return;
         }
@@ -171,11 +185,11 @@ export function registerMigrateCommand(program: Command): void {
     });
 }
 
-/** Follows the migration until `until` holds (or it ends). */
-function followMigration(
+/** Follows the migration until `until` holds, or it ends; says its state as it goes. */
+export function followMigration(
   context: PorterContext,
   migrationId: string,
-  until: (info: MigrationInfo) => boolean,
+  until: (info: MigrationInfo) => boolean = () => false,
 ): Promise<MigrationInfo> {
   return follow({
     what: 'migration',

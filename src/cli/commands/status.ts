@@ -18,14 +18,25 @@ import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
 import { checkOutputDirectory, checkOutputFile, openOutputFile } from '../paths.js';
 import { describeActions, describeLookup, followImport, summarize } from '../progress.js';
-import { importExitCode } from './import.js';
+import { importExitCode } from '../exit-code.js';
+import {
+  addReportOptions,
+  addWaitOptions,
+  checkReportArguments,
+  finishQueuedImport,
+  willWait,
+  type ReportValues,
+} from '../queued-work.js';
+import { describeLinks } from '../../model/import-story.js';
+import { whyLines } from '../../results/import-why.js';
+import type { PorterContext } from '../../app/context.js';
 import { withContext } from '../with-context.js';
 import { requireExport } from '../../app/exports.js';
 import { describeStages, requireMigration, writeMigrationReport } from '../../app/migrations.js';
 import { isValidExportId } from '../../export/export-id.js';
-import { summarizeExport } from '../export-progress.js';
+import { followExport, summarizeExport } from '../export-progress.js';
 import { isMigrationId } from '../../migrate/migration-store.js';
-import { summarizeMigration } from './migrate.js';
+import { followMigration, migrationExitCode, summarizeMigration } from './migrate.js';
 import { describeSync } from '../sync.js';
 import { describeTarget } from '../progress.js';
 
@@ -35,43 +46,43 @@ export function registerStatusCommands(program: Command): void {
     .description('Show the state, counts and progress of an import, a migration or an export')
     .argument('<id>', 'import, migration or export id')
     .option('--json', 'print the full state as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
+    .option(
+      '--follow',
+      'follow it until it ends, then summarize and exit with its code, as --wait does',
+    )
+    .action(async (id: string, options: { json?: boolean; follow?: boolean }) => {
       await withContext(async (context) => {
         if (isValidExportId(id)) {
-          const exported = await requireExport(context, id);
+          const exported = options.follow
+            ? await followExport({ read: () => requireExport(context, id) })
+            : await requireExport(context, id);
           console.log(options.json ? JSON.stringify(exported, null, 2) : summarizeExport(exported));
+          if (options.follow) process.exitCode = exported.state === 'completed' ? 0 : 1;
           return;
         }
         if (isMigrationId(id)) {
-          const migration = await requireMigration(context, id);
+          const migration = options.follow
+            ? await followMigration(context, id)
+            : await requireMigration(context, id);
           if (options.json) console.log(JSON.stringify(migration, null, 2));
           else {
             console.log(summarizeMigration(migration));
             for (const line of describeStages(migration)) console.log(`  ${line}`);
           }
+          if (options.follow) process.exitCode = migrationExitCode(migration);
           return;
         }
+        if (options.follow) {
+          await requireImport(context, id);
+          await followImport({ read: () => context.store.get(id) });
+        }
         const info = await describeImport(context, id);
+        if (options.follow) process.exitCode = importExitCode(info);
         if (options.json) {
           console.log(JSON.stringify(info, null, 2));
           return;
         }
-        console.log(summarize(info));
-        console.log(describeTarget(info.options));
-        const eta =
-          info.progress.etaSeconds === undefined
-            ? ''
-            : `, about ${Math.ceil(info.progress.etaSeconds)}s left`;
-        console.log(
-          `${info.progress.percent}% done, ${info.progress.ratePerSecond} records/s${eta}`,
-        );
-        const plan = describeActions(info);
-        if (plan) console.log(plan);
-        if (info.lookup) console.log(describeLookup(info.lookup));
-        if (info.sync) console.log(describeSync(info));
-        console.log(
-          `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
-        );
+        for (const line of await statusLines(context, info)) console.log(line);
       });
     });
 
@@ -144,63 +155,93 @@ export function registerStatusCommands(program: Command): void {
       });
     });
 
-  program
+  const apply = program
     .command('apply')
     .description(
       'Apply a finished dry run: write its planned records, each only if the server still holds what it was planned against. Prints the counts and the first deletes and locks, then asks (--yes: does not ask)',
     )
     .argument('<id>', 'id of the dry run')
-    .option('--wait', 'follow the new import until it ends, then summarize')
     .option(
       '--yes',
       'apply without asking (needed when not on a terminal); the counts and first deletes and locks are printed all the same',
-    )
-    .action(async (id: string, options: { wait?: boolean; yes?: boolean }) => {
-      await withContext(async (context) => {
-        const plan = await requireImport(context, id);
-        await confirmPlan(await previewPlan(context, plan, 'apply'), options.yes === true);
-        const info = await applyImport(context, id, (created) => console.log(created.id));
-        if (!options.wait) {
-          console.error(`queued: the plan of ${id}; follow with: porter status ${info.id}`);
-          return;
-        }
-        const final = await followImport({ read: () => context.store.get(info.id) });
-        console.error(summarize(final));
-        process.exitCode = importExitCode(final);
+    );
+  addReportOptions(
+    addWaitOptions(apply, 'new import'),
+    'write the per-record report of the new import to this file',
+  ).action(async (id: string, options: ReportValues & { yes?: boolean }) => {
+    willWait(options);
+    await checkReportArguments(options);
+    await withContext(async (context) => {
+      const plan = await requireImport(context, id);
+      await confirmPlan(await previewPlan(context, plan, 'apply'), options.yes === true);
+      const info = await applyImport(context, id, (created) => console.log(created.id));
+      await finishQueuedImport(context, info, options, {
+        queuedText: `queued: the plan of ${id}`,
       });
     });
+  });
 
-  program
+  const retry = program
     .command('retry')
     .description(
       'Start a new import of the records of an ended import that did not succeed and that a retry can mend (never a validation failure, duplicate, look-alike, admin guard or stale plan)',
     )
-    .argument('<id>', 'import id')
+    .argument('<id>', 'import id (of an approved held sync: the import that wrote its plan)')
     .option('--status <list>', 'statuses to retry', listOf('--status', RESULT_STATUSES), [
       'failed',
       'unprocessed',
-    ])
-    .option('--wait', 'follow the new import until it ends, then summarize')
-    .action(async (id: string, options: { status: ResultStatus[]; wait?: boolean }) => {
-      await withContext(async (context) => {
-        const { import: info, leftOut } = await retryImport(
-          context,
-          id,
-          options.status,
-          (created) => console.log(created.id),
-        );
-        if (leftOut.total > 0) console.error(leftOutText(id, leftOut));
-        if (!options.wait) {
-          console.error(
-            `queued: ${info.total} records of ${id}; follow with: porter status ${info.id}`,
-          );
-          return;
-        }
-        const final = await followImport({ read: () => context.store.get(info.id) });
-        console.error(summarize(final));
-        process.exitCode = importExitCode(final);
+    ]);
+  addReportOptions(
+    addWaitOptions(retry, 'new import'),
+    'write the per-record report of the new import to this file',
+  ).action(async (id: string, options: ReportValues & { status: ResultStatus[] }) => {
+    willWait(options);
+    await checkReportArguments(options);
+    await withContext(async (context) => {
+      const { import: info, leftOut } = await retryImport(context, id, options.status, (created) =>
+        console.log(created.id),
+      );
+      if (info.retryOf !== id) {
+        console.error(`${id} was approved and written by import ${info.retryOf}: retrying that`);
+      }
+      if (leftOut.total > 0) console.error(leftOutText(info.retryOf ?? id, leftOut));
+      await finishQueuedImport(context, info, options, {
+        queuedText: `queued: ${info.total} records of ${info.retryOf ?? id}`,
       });
     });
+  });
+}
+
+/** What `porter status` says of an import: its closing lines, with progress, lookup and calls. */
+async function statusLines(
+  context: PorterContext,
+  info: Awaited<ReturnType<typeof describeImport>>,
+): Promise<string[]> {
+  const eta =
+    info.progress.etaSeconds === undefined
+      ? ''
+      : `, about ${Math.ceil(info.progress.etaSeconds)}s left`;
+  const lines = [
+    summarize(info),
+    describeTarget(info.options),
+    `${info.progress.percent}% done, ${info.progress.ratePerSecond} records/s${eta}`,
+    describeActions(info),
+    info.lookup ? describeLookup(info.lookup) : '',
+    info.sync ? describeSync(info) : '',
+    `calls: ${info.calls.writeCalls} writes, ${info.calls.lookupReads} lookups, ${info.calls.reconcileReads} reconcile reads`,
+    ...describeLinks(info),
+  ];
+  // an approved held sync: what the import that wrote its plan did
+  if (info.writtenBy !== undefined) {
+    const writer = await context.store.get(info.writtenBy);
+    if (writer) {
+      lines.push(`written by ${summarize(writer)}`);
+      const done = describeActions(writer);
+      if (done) lines.push(`  ${done}`);
+    }
+  }
+  lines.push(...whyLines(info));
+  return lines.filter((line) => line !== '');
 }
 
 /** A migration's report is a directory: one file per stage and its id map. */

@@ -1,41 +1,62 @@
 import type { Command } from 'commander';
 import { undoImport } from '../../app/undo.js';
-import { describeActions, followImport, summarize } from '../progress.js';
-import { importExitCode } from './import.js';
+import { PorterError } from '../../errors/porter-error.js';
+import {
+  addReportOptions,
+  addWaitOptions,
+  checkReportArguments,
+  finishQueuedImport,
+  willWait,
+  type ReportValues,
+} from '../queued-work.js';
 import { withContext } from '../with-context.js';
 
+interface UndoCommandOptions extends ReportValues {
+  dryRun?: boolean;
+  evenChanged?: boolean;
+}
+
 export function registerUndoCommand(program: Command): void {
-  program
+  const command = program
     .command('undo')
     .description(
-      'Turn back what an ended import changed, as a new import: updates restored, creates deleted, deletes re-created',
+      'Turn back what an ended import changed, as a new import: updates restored, creates deleted, deletes re-created (given an approved held sync: the import that wrote its plan)',
     )
     .argument('<id>', 'id of the import to undo')
     .option(
       '--dry-run',
       'plan the undo only: every record gets its planned action; nothing is written',
     )
-    .option('--force', 'also turn back records changed on the admin server since the import')
-    .option('--wait', 'follow the new import until it ends, then summarize')
-    .action(async (id: string, options: { dryRun?: boolean; force?: boolean; wait?: boolean }) => {
-      await withContext(async (context) => {
-        const info = await undoImport(
-          context,
-          id,
-          { dryRun: options.dryRun === true, force: options.force === true },
-          (created) => console.log(created.id),
-        );
-        if (!options.wait) {
-          console.error(
-            `queued: the undo of ${info.total} records of ${id}; follow with: porter status ${info.id}`,
-          );
-          return;
-        }
-        const final = await followImport({ read: () => context.store.get(info.id) });
-        console.error(summarize(final));
-        const actions = describeActions(final);
-        if (actions) console.error(actions);
-        process.exitCode = importExitCode(final);
+    .option(
+      '--even-changed',
+      'also turn back records changed on the admin server since the import (else they fail PORTER_PLAN_STALE)',
+    );
+  addReportOptions(
+    addWaitOptions(command, 'undo'),
+    'write the per-record report of the undo to this file',
+  ).action(async (id: string, options: UndoCommandOptions) => {
+    if (options.force && !options.report) {
+      // --force once meant --even-changed here: never guess which of the two was meant
+      throw new PorterError(
+        'PORTER_USAGE',
+        '--force only overwrites an output file (with --report FILE); to turn back records changed on the server since the import, use --even-changed',
+      );
+    }
+    willWait(options);
+    await checkReportArguments(options);
+    await withContext(async (context) => {
+      const info = await undoImport(
+        context,
+        id,
+        { dryRun: options.dryRun === true, force: options.evenChanged === true },
+        (created) => console.log(created.id),
+      );
+      if (info.undoOf !== id) {
+        console.error(`${id} was approved and written by import ${info.undoOf}: undoing that`);
+      }
+      await finishQueuedImport(context, info, options, {
+        queuedText: `queued: the undo of ${info.total} records of ${info.undoOf ?? id}`,
       });
     });
+  });
 }

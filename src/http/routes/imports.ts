@@ -57,6 +57,31 @@ export const importSchema = {
       description: 'final, and every record has its result: the report is complete',
     },
     columns: { type: 'array', items: { type: 'string' } },
+    problems: {
+      type: 'array',
+      description:
+        'why records did not succeed: per status (failed, unprocessed) and error code, how many and the first message',
+      items: {
+        type: 'object',
+        properties: {
+          status: { type: 'string' },
+          code: { type: 'string' },
+          count: { type: 'integer' },
+          message: { type: 'string' },
+        },
+      },
+    },
+    pausedBecause: {
+      type: 'string',
+      description: 'the last reason the import was paused (the circuit breaker), kept after',
+    },
+    approvedAt: { type: 'string', description: 'a held sync: when it was approved' },
+    writtenBy: {
+      type: 'string',
+      description:
+        'an approved held sync: the import that wrote its plan (undo and retry go there)',
+    },
+    undoneBy: { type: 'string', description: 'the import that undid this one (the latest)' },
     links: { type: 'object', additionalProperties: { type: 'string' } },
     progress: {
       type: 'object',

@@ -21,6 +21,8 @@ const flag = z
 
 const undoFieldsSchema = z.object({
   dryRun: flag.default(false),
+  evenChanged: flag.default(false),
+  /** The earlier name of evenChanged, still read. */
   force: flag.default(false),
   wait: flag.default(false),
 });
@@ -36,13 +38,14 @@ export async function undoRoutes(app: FastifyInstance, options: UndoRoutesOption
         summary:
           'Undo an ended import: a new import restores what it updated, deletes what it created and re-creates what it deleted',
         description:
-          'Options as query parameters or a JSON body: dryRun (plan only), force (also records changed on the server since), wait (answer once the undo has ended, 200; 202 when it is still running after the wait limit).',
+          'Options as query parameters or a JSON body: dryRun (plan only), evenChanged (also records changed on the server since; `force` is its earlier name, still read), wait (answer once the undo has ended, 200; 202 when it is still running after the wait limit).',
         params: idParams,
         querystring: {
           type: 'object',
           properties: {
             dryRun: { type: 'string' },
-            force: { type: 'string' },
+            evenChanged: { type: 'string' },
+            force: { type: 'string', description: 'earlier name of evenChanged' },
             wait: { type: 'string' },
           },
         },
@@ -58,8 +61,11 @@ export async function undoRoutes(app: FastifyInstance, options: UndoRoutesOption
           details: { field: name },
         });
       }
-      const { dryRun, force, wait } = parsed.data;
-      const info = await undoImport(context, request.params.id, { dryRun, force });
+      const { dryRun, evenChanged, force, wait } = parsed.data;
+      const info = await undoImport(context, request.params.id, {
+        dryRun,
+        force: evenChanged || force,
+      });
       if (!wait) return reply.status(202).send(withLinks(info));
       // a client that goes away stops the wait, not the undo
       const gone = new AbortController();
