@@ -23,6 +23,8 @@ import {
 import { prepareImport, type UnboundPrepareDeps } from '../snapshot/prepare-import.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
+import { queueErrorListener } from '../redis/outage-log.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export interface ImportWorkerOptions {
   connection: ConnectionOptions;
@@ -182,7 +184,7 @@ export function createImportWorker(
   };
   const worker = new Worker<ImportJobData, BatchReport | undefined>(IMPORT_QUEUE, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, IMPORT_QUEUE),
     concurrency: options.concurrency ?? 4,
     lockDuration,
     stalledInterval: options.stalledIntervalMs ?? lockDuration,
@@ -242,7 +244,7 @@ export function createImportWorker(
         ),
     );
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  worker.on('error', queueErrorListener(logger, 'import worker'));
   return worker;
 }
 

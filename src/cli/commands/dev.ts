@@ -118,7 +118,7 @@ export function registerDevCommand(program: Command): void {
 
 async function ensureRedis(env: Env): Promise<LocalRedis | undefined> {
   try {
-    await assertRedisAnswers(env.REDIS_URL);
+    await assertRedisAnswers(env);
     return undefined;
   } catch (error) {
     const local = await startLocalRedis();
