@@ -141,7 +141,14 @@ export function createRedisConnection(
         ? { sentinelPassword: settings.REDIS_SENTINEL_PASSWORD }
         : {}),
       ...(settings.REDIS_TLS ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
-      ...(purpose === 'probe' ? { sentinelRetryStrategy: () => null } : {}),
+      ...(purpose === 'probe'
+        ? { sentinelRetryStrategy: () => null }
+        : {
+            // follow a failover at once (the Sentinels announce +switch-master), and should a
+            // command still reach the old master, now a replica, reconnect and send it again
+            failoverDetector: true,
+            reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
+          }),
     });
   }
   // a user or password in the URL wins over the variables; ioredis reads the URL's own
