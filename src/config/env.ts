@@ -112,9 +112,10 @@ export const envSchema = z.object({
   PORTER_EXPORT_DIR: z.string().min(1).default('exports'),
   /**
    * How long a worker's hold on a batch lasts without renewal. A live worker renews it every
-   * half period; a killed one stops, and another worker takes the batch over once it lapses.
+   * half period; a killed one stops, and another worker takes the batch over once it lapses
+   * (found by a check every half period: within 9 s of the last renewal by default).
    */
-  PORTER_LOCK_DURATION_MS: positiveInt.default(30_000),
+  PORTER_LOCK_DURATION_MS: positiveInt.default(6_000),
   /** How long SIGTERM/SIGINT waits for the batches in hand before the worker gives them up. */
   PORTER_SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
   /** Cap on requests per second to the admin server across all workers; 0 = none. */
