@@ -74,6 +74,8 @@ export async function enqueueMigration(
     connection: options.connection,
     prefix: queuePrefix(options.prefix, MIGRATION_QUEUE),
   });
+  // a failure reaches the caller through add(); an unheard `error` event would throw
+  flow.on('error', () => {});
   try {
     await flow.add({
       name: 'finish',
