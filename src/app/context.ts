@@ -3,7 +3,7 @@
  * and the admin client. The CLI, the HTTP API and the workers build one and close it once.
  */
 import type { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { AdminClient } from '../admin/client.js';
 import type { Env } from '../config/env.js';
 import { SendJournal } from '../execute/send-journal.js';
@@ -24,7 +24,9 @@ import type { BreakerOptions } from '../execute/circuit-breaker.js';
 import { ImportHealth, ImportRuntime, UploadKeys } from '../results/import-runtime.js';
 import { ImportStore } from '../results/import-store.js';
 import { RequestGate } from '../queue/request-gate.js';
-import { assertRedisAnswers } from '../util/redis.js';
+import { checkRedis } from '../redis/check-redis.js';
+import { createRedisConnection, describeRedis } from '../redis/connect.js';
+import { queueErrorListener, watchRedis, type RedisWatch } from '../redis/outage-log.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import type { BatchRef } from '../execute/run-batch.js';
 import { NOOP_METRICS, type PorterMetrics } from '../metrics/metrics.js';
@@ -38,6 +40,8 @@ export interface PorterContext {
   readonly redis: Redis;
   /** The connection BullMQ builds its own from. */
   readonly bullConnection: Redis;
+  /** Whether Redis is away now, told once in the log each way. */
+  readonly redisWatch: RedisWatch;
   readonly store: ImportStore;
   readonly journal: SendJournal;
   readonly runtime: ImportRuntime;
@@ -86,13 +90,15 @@ export async function createPorterContext(
   options: ContextOptions = {},
 ): Promise<PorterContext> {
   const logger = options.logger ?? createLogger({ level: env.LOG_LEVEL });
-  if (options.checkRedis ?? true) await assertRedisAnswers(env.REDIS_URL);
-  // commands issued in the same tick go out in one write: batches in hand share round trips
-  const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: 20, enableAutoPipelining: true });
-  const bullConnection = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
-  for (const connection of [redis, bullConnection]) {
-    connection.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  if (options.checkRedis ?? true) {
+    await checkRedis(env, { warn: (message) => logger.warn(message) });
   }
+  // commands issued in the same tick go out in one write: batches in hand share round trips
+  const redis = createRedisConnection(env, 'commands');
+  const bullConnection = createRedisConnection(env, 'queue');
+  const watch = watchRedis(logger, describeRedis(env));
+  watch.add(redis);
+  watch.add(bullConnection);
   const ttlSeconds = Math.round(env.PORTER_RESULT_TTL_DAYS * 24 * 3600);
   const store = new ImportStore({ redis, prefix: env.PORTER_PREFIX, ttlSeconds });
   const journal = new SendJournal(redis, env.PORTER_PREFIX, ttlSeconds);
@@ -137,6 +143,10 @@ export async function createPorterContext(
     baseDelayMs: env.PORTER_RETRY_BASE_MS,
     maxDelayMs: env.PORTER_RETRY_MAX_MS,
   };
+  // no bare stack trace from a queue: BullMQ prints one when an error has no listener
+  importQueue.on('error', queueErrorListener(logger, 'import queue', 'warn'));
+  exportQueue.on('error', queueErrorListener(logger, 'export queue', 'warn'));
+  importScheduleQueue.on('error', queueErrorListener(logger, 'import schedule queue', 'warn'));
   const metrics = options.metrics ?? NOOP_METRICS;
   let closing: Promise<void> | undefined;
   return {
@@ -144,6 +154,7 @@ export async function createPorterContext(
     logger,
     redis,
     bullConnection,
+    redisWatch: watch,
     store,
     journal,
     runtime,

@@ -15,10 +15,56 @@ const optionalSecret = z
 export const envSchema = z.object({
   /** Redis holding queues, staged records and results. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
-  /** Prefix of every Redis key porter writes (queues included). */
+  /** Seed nodes of a Redis Cluster (`host:port,host:port,…`); set, porter talks to the Cluster. */
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined || text === '') return undefined;
+      const nodes = parseHostPorts(text);
+      if (!nodes) {
+        context.addIssue({ code: 'custom', message: 'host:port pairs separated by commas' });
+        return z.NEVER;
+      }
+      return nodes;
+    }),
+  /** Sentinels of a Redis Sentinel set (`host:port,…`); set, porter asks them for the master. */
+  REDIS_SENTINELS: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined || text === '') return undefined;
+      const nodes = parseHostPorts(text);
+      if (!nodes) {
+        context.addIssue({ code: 'custom', message: 'host:port pairs separated by commas' });
+        return z.NEVER;
+      }
+      return nodes;
+    }),
+  /** The master's name the Sentinels watch (their `sentinel monitor <name> …`). */
+  REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+  /** ACL user and password of the Redis data nodes (every mode); the URL's own win for REDIS_URL. */
+  REDIS_USERNAME: optionalSecret,
+  REDIS_PASSWORD: optionalSecret,
+  /** ACL user and password of the Sentinels themselves, when they ask for one. */
+  REDIS_SENTINEL_USERNAME: optionalSecret,
+  REDIS_SENTINEL_PASSWORD: optionalSecret,
+  /** TLS to Redis (every mode; `rediss://` in REDIS_URL says the same). */
+  REDIS_TLS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  /**
+   * Prefix of every Redis key porter writes (queues included). porter adds its own hash tags
+   * (one slot per queue and per import); a prefix that is a hash tag, `{porter}`, puts every key
+   * in one slot.
+   */
   PORTER_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" and "-" only')
+    .regex(
+      /^(\{[A-Za-z0-9:_-]+\}|[A-Za-z0-9:_-])[A-Za-z0-9:_-]*$/,
+      'letters, digits, ":", "_" and "-" only, after an optional leading hash tag such as {porter}',
+    )
     .default('porter'),
   /**
    * JSON file of named targets (name → url, auth, limits); every process reads the same one.
@@ -66,9 +112,10 @@ export const envSchema = z.object({
   PORTER_EXPORT_DIR: z.string().min(1).default('exports'),
   /**
    * How long a worker's hold on a batch lasts without renewal. A live worker renews it every
-   * half period; a killed one stops, and another worker takes the batch over once it lapses.
+   * half period; a killed one stops, and another worker takes the batch over once it lapses
+   * (found by a check every half period: within 9 s of the last renewal by default).
    */
-  PORTER_LOCK_DURATION_MS: positiveInt.default(30_000),
+  PORTER_LOCK_DURATION_MS: positiveInt.default(6_000),
   /** How long SIGTERM/SIGINT waits for the batches in hand before the worker gives them up. */
   PORTER_SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
   /** Cap on requests per second to the admin server across all workers; 0 = none. */
@@ -102,6 +149,36 @@ export const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
+/** `host:port,host:port` as a list, or undefined when any part is not one. */
+function parseHostPorts(text: string): { host: string; port: number }[] | undefined {
+  const nodes: { host: string; port: number }[] = [];
+  for (const part of text.split(',')) {
+    const match = /^\s*(\[[^\]]+\]|[^\s:]+):(\d{1,5})\s*$/.exec(part);
+    if (!match) return undefined;
+    const port = Number(match[2]);
+    if (port < 1 || port > 65_535) return undefined;
+    nodes.push({ host: match[1]!.replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes.length > 0 ? nodes : undefined;
+}
+
+/** The one Redis setting that combines several variables, checked once. */
+function checkRedisSettings(env: Env): { field: string; message: string } | undefined {
+  if (env.REDIS_CLUSTER_NODES && env.REDIS_SENTINELS) {
+    return {
+      field: 'REDIS_SENTINELS',
+      message: 'set either REDIS_CLUSTER_NODES or REDIS_SENTINELS, not both',
+    };
+  }
+  if (env.REDIS_SENTINELS && !env.REDIS_SENTINEL_NAME) {
+    return {
+      field: 'REDIS_SENTINEL_NAME',
+      message: 'the name of the master the Sentinels watch is needed with REDIS_SENTINELS',
+    };
+  }
+  return undefined;
+}
+
 /** Parses the environment; throws PORTER_CONFIG_INVALID naming the first bad variable. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
   const input: Record<string, string | undefined> = {};
@@ -120,6 +197,12 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
         details: { field: name },
       },
     );
+  }
+  const combined = checkRedisSettings(parsed.data);
+  if (combined) {
+    throw new PorterError('PORTER_CONFIG_INVALID', `${combined.field}: ${combined.message}`, {
+      details: { field: combined.field },
+    });
   }
   return parsed.data;
 }

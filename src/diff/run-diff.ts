@@ -50,7 +50,8 @@ export async function runDiff(
   b: DiffSource,
   onRow: (row: DiffRow) => Promise<void> | void,
 ): Promise<DiffResult> {
-  const run = `${prefix}:diff:${randomUUID().slice(0, 12)}`;
+  // one Cluster slot per run: a side's transactions and the clean-up touch several keys
+  const run = `${prefix}:diff:{${randomUUID().slice(0, 12)}}`;
   const sides = [new DiffIndex(redis, `${run}:a`), new DiffIndex(redis, `${run}:b`)] as const;
   try {
     await Promise.all([load(sides[0], a), load(sides[1], b)]);

@@ -33,7 +33,15 @@ export const ERROR_CODES = {
     httpStatus: 503,
     exitCode: 69,
     kind: 'transient',
-    summary: 'Redis does not answer at REDIS_URL; start one or point REDIS_URL at one.',
+    summary:
+      'Redis does not answer where REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS say; start one or point them at one.',
+  },
+  PORTER_REDIS_UNSUITABLE: {
+    httpStatus: 500,
+    exitCode: 78,
+    kind: 'permanent',
+    summary:
+      'Redis answers but is not what the configuration says (a Cluster or a Sentinel where REDIS_URL names one node, or the other way round), or refuses Lua scripts; the message says which variable to set.',
   },
   // producer API
   PORTER_UNAUTHORIZED: {

@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { ImportState } from '../model/import.js';
 import { importKeys } from '../results/import-keys.js';
 import { defineScript, type ScriptCommand } from '../util/redis-commands.js';
+import { importKeyBase } from '../redis/key-tags.js';
 
 /** KEYS[1] the bitmap; ARGV ttl, rows… */
 const MARK = `
@@ -63,12 +64,12 @@ export class SendJournal {
   }
 
   private key(importId: string): string {
-    return `${this.prefix}:import:${importId}:sent-rows`;
+    return `${importKeyBase(this.prefix, importId)}:sent-rows`;
   }
 
   /** The set an earlier version kept. */
   private legacyKey(importId: string): string {
-    return `${this.prefix}:import:${importId}:sent`;
+    return `${importKeyBase(this.prefix, importId)}:sent`;
   }
 
   /** Records that these rows are about to be sent. */

@@ -114,10 +114,10 @@ export class ExportStore {
       };
       if (init.schedule) fields.schedule = JSON.stringify(init.schedule);
       const indexKey = exportIndexKey(this.prefix);
+      // the export and the index sit in different Cluster slots: one transaction each
+      await this.redis.multi().hset(key, fields).expire(key, this.ttlSeconds).exec();
       await this.redis
         .multi()
-        .hset(key, fields)
-        .expire(key, this.ttlSeconds)
         .zadd(indexKey, now.getTime(), init.id)
         .zremrangebyscore(indexKey, '-inf', now.getTime() - this.ttlSeconds * 1000)
         .exec();
@@ -155,10 +155,11 @@ export class ExportStore {
     const ids = await this.redis.zrevrange(exportIndexKey(this.prefix), 0, limit - 1);
     const counts = new Map<string, number>();
     if (ids.length === 0) return counts;
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hget(exportKey(this.prefix, id), 'state');
-    for (const [error, state] of (await pipeline.exec()) ?? []) {
-      if (error) throw error;
+    // one command each (auto-pipelined): on a Cluster the exports sit in different slots
+    const states = await Promise.all(
+      ids.map((id) => this.redis.hget(exportKey(this.prefix, id), 'state')),
+    );
+    for (const state of states) {
       if (typeof state === 'string') counts.set(state, (counts.get(state) ?? 0) + 1);
     }
     return counts;

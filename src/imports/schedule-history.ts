@@ -45,11 +45,12 @@ export class ScheduleHistory {
   }
 
   private runsKey(name: string): string {
-    return `${this.options.prefix}:import-schedule:${name}:runs`;
+    return `${this.options.prefix}:import-schedule:{${name}}:runs`;
   }
 
   private lastKey(name: string): string {
-    return `${this.options.prefix}:import-schedule:${name}:last`;
+    // one Cluster slot per schedule: removing it deletes both keys at once
+    return `${this.options.prefix}:import-schedule:{${name}}:last`;
   }
 
   async add(name: string, run: ScheduleRun): Promise<void> {

@@ -27,6 +27,7 @@ import {
   type StageName,
   type StagePhase,
 } from './migration-model.js';
+import { hashTag } from '../redis/key-tags.js';
 
 export interface MigrationStoreOptions {
   redis: Redis;
@@ -54,7 +55,8 @@ export class MigrationStore {
   }
 
   key(migrationId: string, part: string): string {
-    return `${this.prefix}:migration:${migrationId}:${part}`;
+    // one Cluster slot per migration: its transactions touch several of its keys
+    return `${this.prefix}:migration:${hashTag(migrationId)}:${part}`;
   }
 
   private allKeys(migrationId: string): string[] {
@@ -82,11 +84,9 @@ export class MigrationStore {
     };
     if (bundleName !== undefined) meta.bundleName = bundleName;
     for (const stage of STAGES) meta[`${stage}:phase`] = 'pending';
-    await this.redis
-      .multi()
-      .hset(this.key(migrationId, 'meta'), meta)
-      .zadd(`${this.prefix}:migrations`, Date.now(), migrationId)
-      .exec();
+    await this.redis.hset(this.key(migrationId, 'meta'), meta);
+    // the index sits in another Cluster slot; ids whose keys are gone are dropped as met
+    await this.redis.zadd(`${this.prefix}:migrations`, Date.now(), migrationId);
     await this.expire(migrationId);
   }
 

@@ -1,6 +1,7 @@
 /** The BullMQ queue of exports: one job per run, ad hoc (job id = export id) or from a schedule. */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { ExportRequest, ExportScheduleRef } from '../export/export-types.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export const EXPORT_QUEUE = 'exports';
 
@@ -36,7 +37,7 @@ export function exportJobOptions(jobTtlSeconds = 7 * 24 * 3600): JobsOptions {
 export function createExportQueue(options: ExportQueueOptions): Queue<ExportJobData> {
   return new Queue<ExportJobData>(EXPORT_QUEUE, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, EXPORT_QUEUE),
     defaultJobOptions: exportJobOptions(options.jobTtlSeconds),
   });
 }

@@ -16,6 +16,8 @@ import { removeRunFiles } from '../export/export-run.js';
 import type { ExportStore } from '../export/export-store.js';
 import { FINAL_EXPORT_STATES } from '../export/export-types.js';
 import { EXPORT_QUEUE, type ExportJobData } from './export-queue.js';
+import { queueErrorListener } from '../redis/outage-log.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export interface ExportJobResult {
   exportId: string;
@@ -118,7 +120,7 @@ export function createExportWorker(
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<ExportJobData, ExportJobResult>(EXPORT_QUEUE, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, EXPORT_QUEUE),
     concurrency: options.concurrency ?? 1,
     lockDuration,
     stalledInterval: options.stalledIntervalMs ?? lockDuration,
@@ -137,6 +139,6 @@ export function createExportWorker(
         logger.error({ err: recordError, jobId: job.id }, 'could not record a failed export job'),
     );
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'export worker error'));
+  worker.on('error', queueErrorListener(logger, 'export worker'));
   return worker;
 }

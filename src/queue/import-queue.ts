@@ -1,6 +1,7 @@
 /** The BullMQ queue of import batches: one job per batch, named by import and batch index. */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { BatchRef } from '../execute/run-batch.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export const IMPORT_QUEUE = 'import-batches';
 
@@ -43,7 +44,7 @@ export function createImportQueue(options: ImportQueueOptions): Queue<ImportJobD
   };
   return new Queue<ImportJobData>(IMPORT_QUEUE, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, IMPORT_QUEUE),
     defaultJobOptions,
   });
 }

@@ -7,6 +7,8 @@ import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bu
 import type { Logger } from 'pino';
 import type { ScheduleRun } from '../imports/schedule-history.js';
 import { IMPORT_SCHEDULE_QUEUE, type ImportScheduleJobData } from './import-schedules.js';
+import { queueErrorListener } from '../redis/outage-log.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export interface ImportScheduleWorkerOptions {
   connection: ConnectionOptions;
@@ -36,11 +38,11 @@ export function createImportScheduleWorker(
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<ImportScheduleJobData, ScheduleRun>(IMPORT_SCHEDULE_QUEUE, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, IMPORT_SCHEDULE_QUEUE),
     concurrency: 1,
     lockDuration,
     stalledInterval: lockDuration,
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'import schedule worker error'));
+  worker.on('error', queueErrorListener(logger, 'import schedule worker'));
   return worker;
 }

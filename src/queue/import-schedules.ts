@@ -7,6 +7,7 @@
 import { Queue, type ConnectionOptions, type JobSchedulerJson, type JobsOptions } from 'bullmq';
 import type { ImportOptions } from '../model/import.js';
 import { checkSchedule, SCHEDULE_NAME_PATTERN } from './schedules.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export const IMPORT_SCHEDULE_QUEUE = 'import-schedules';
 
@@ -66,7 +67,7 @@ export function createImportScheduleQueue(
 ): Queue<ImportScheduleJobData> {
   return new Queue<ImportScheduleJobData>(IMPORT_SCHEDULE_QUEUE, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, IMPORT_SCHEDULE_QUEUE),
     defaultJobOptions: importScheduleJobOptions(options.jobTtlSeconds),
   });
 }

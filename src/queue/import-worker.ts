@@ -21,6 +21,8 @@ import { LookalikeReadError, prepareImport } from '../snapshot/prepare-import.js
 import { abandonBatch } from '../execute/abandon-batch.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
+import { queueErrorListener } from '../redis/outage-log.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export interface ImportWorkerOptions {
   connection: ConnectionOptions;
@@ -53,6 +55,12 @@ export const SHUTDOWN_REASON = 'shutdown timeout';
 function describeError(error: unknown): string {
   if (error instanceof Error && error.message) return describeAdminFailure(error);
   return typeof error === 'string' && error ? error : 'the batch job failed';
+}
+
+/** The import and batch a batch job id names (`<importId>-b<batchIndex>`), when it is one. */
+function batchOfJobId(jobId: string): { importId?: string; batchIndex?: number } {
+  const match = /^(.+)-b(\d+)$/.exec(jobId);
+  return match ? { importId: match[1], batchIndex: Number(match[2]) } : {};
 }
 
 function abandonedReason(error: unknown): { errorCode: string; error: string } {
@@ -114,6 +122,16 @@ export function createImportWorker(
     signal?: AbortSignal,
   ): Promise<BatchReport> => {
     const startedAt = performance.now();
+    if (job.stalledCounter > 0) {
+      logger.warn(
+        {
+          importId: job.data.importId,
+          batchIndex: job.data.batchIndex,
+          stalledCount: job.stalledCounter,
+        },
+        'taking over a batch another worker lost (its lock lapsed); rows it sent are checked before they are sent again',
+      );
+    }
     const seen: { report?: BatchReport } = {};
     let outcome: BatchOutcome = 'failed';
     try {
@@ -192,18 +210,30 @@ export function createImportWorker(
   };
   const worker = new Worker<ImportJobData, BatchReport | undefined>(IMPORT_QUEUE, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, IMPORT_QUEUE),
     concurrency: options.concurrency ?? 4,
     lockDuration,
-    stalledInterval: options.stalledIntervalMs ?? lockDuration,
+    // a lapsed lock is found within half a lock period: a lost worker's batch is back in the
+    // queue within one and a half lock periods of its last renewal
+    stalledInterval: options.stalledIntervalMs ?? Math.max(1, Math.round(lockDuration / 2)),
     // a batch whose worker keeps dying is tried this often before its rows are given up
     maxStalledCount: 5,
+  });
+  // this worker's stalled check found a batch whose worker stopped renewing its lock
+  worker.on('stalled', (jobId) => {
+    logger.warn(
+      { jobId, ...batchOfJobId(jobId) },
+      'batch left by a worker that stopped renewing its lock; back in the queue to be taken over',
+    );
   });
   // a worker that lost a batch's lock (Redis unreachable longer than the lock) stops that
   // batch: another worker may already be running it
   worker.on('lockRenewalFailed', (jobIds) => {
     for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
-    logger.warn({ jobIds }, 'lost the lock of running batches; stopped them');
+    logger.warn(
+      { jobIds, batches: jobIds.map(batchOfJobId) },
+      'lost the lock of running batches (another worker may have taken them over); stopped them',
+    );
   });
   worker.on('failed', (anyJob, error) => {
     if (!anyJob) return;
@@ -252,7 +282,7 @@ export function createImportWorker(
         ),
     );
   });
-  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
+  worker.on('error', queueErrorListener(logger, 'import worker'));
   return worker;
 }
 

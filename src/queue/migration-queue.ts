@@ -29,6 +29,8 @@ import {
   startStage,
   type StageRunnerDeps,
 } from '../migrate/stage-runner.js';
+import { queueErrorListener } from '../redis/outage-log.js';
+import { queuePrefix } from '../redis/key-tags.js';
 
 export const MIGRATION_QUEUE = 'migrations';
 
@@ -71,7 +73,12 @@ export async function enqueueMigration(
     } as FlowJob;
     node = job;
   }
-  const flow = new FlowProducer({ connection: options.connection, prefix: options.prefix });
+  const flow = new FlowProducer({
+    connection: options.connection,
+    prefix: queuePrefix(options.prefix, MIGRATION_QUEUE),
+  });
+  // a failure reaches the caller through add(); an unheard `error` event would throw
+  flow.on('error', () => {});
   try {
     await flow.add({
       name: 'finish',
@@ -169,7 +176,7 @@ export function createMigrationWorker(options: MigrationWorkerOptions): Worker<M
   };
   const worker = new Worker<MigrationJobData>(MIGRATION_QUEUE, processor, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, MIGRATION_QUEUE),
     concurrency: options.concurrency ?? 2,
     lockDuration: options.lockDurationMs,
     stalledInterval: options.lockDurationMs,
@@ -181,6 +188,6 @@ export function createMigrationWorker(options: MigrationWorkerOptions): Worker<M
       'migration stage failed',
     );
   });
-  worker.on('error', (error) => options.logger.warn({ err: error }, 'migration worker error'));
+  worker.on('error', queueErrorListener(options.logger, 'migration worker', 'warn'));
   return worker;
 }

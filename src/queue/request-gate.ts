@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { sleep } from '../execute/retry-policy.js';
+import { hashTag } from '../redis/key-tags.js';
 
 /**
  * A sliding one-second window on Redis's own clock (the same for every worker and machine):
@@ -51,8 +52,9 @@ export class RequestGate {
     private readonly maxPerSecond = 0,
     scope = 'default',
   ) {
-    this.pauseKey = `${prefix}:admin-gate:${scope}:paused`;
-    this.windowKey = `${prefix}:admin-gate:${scope}:window`;
+    // one Cluster slot per target: the window script takes the window and its counter
+    this.pauseKey = `${prefix}:admin-gate:${hashTag(scope)}:paused`;
+    this.windowKey = `${prefix}:admin-gate:${hashTag(scope)}:window`;
   }
 
   /** Waits until a request may go: no back-off in force, and a slot left in the last second. */

@@ -1,4 +1,5 @@
 /** Where an import lives in Redis: one place that spells every key and channel. */
+import { importKeyBase } from '../redis/key-tags.js';
 
 /** The keys of one import, in the order every import script takes them. */
 export interface ImportKeys {
@@ -13,7 +14,7 @@ export interface ImportKeys {
 }
 
 export function importKeys(prefix: string, importId: string): ImportKeys {
-  const base = `${prefix}:import:${importId}`;
+  const base = `${importKeyBase(prefix, importId)}`;
   return {
     meta: `${base}:meta`,
     counts: `${base}:counts`,
@@ -39,10 +40,10 @@ export function importEventsChannel(prefix: string): string {
 
 /** Hash of the natural keys an upload carries (key → first row): duplicates, then the snapshot's filter. */
 export function uploadKeysKey(prefix: string, importId: string): string {
-  return `${prefix}:import:${importId}:keys`;
+  return `${importKeyBase(prefix, importId)}:keys`;
 }
 
 /** Hash of the upload's look-alike key forms (form → "row:key"): look-alikes in the upload and on the server. */
 export function uploadLookalikesKey(prefix: string, importId: string): string {
-  return `${prefix}:import:${importId}:lookalikes`;
+  return `${importKeyBase(prefix, importId)}:lookalikes`;
 }

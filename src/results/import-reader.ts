@@ -137,10 +137,11 @@ export async function countImportStates(
   const ids = await redis.zrevrange(importIndexKey(prefix), 0, limit - 1);
   const counts = new Map<ImportState, number>();
   if (ids.length === 0) return counts;
-  const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hget(importKeys(prefix, id).meta, 'state');
-  for (const [error, state] of (await pipeline.exec()) ?? []) {
-    if (error) throw error;
+  // one command each (auto-pipelined): on a Cluster each import's keys sit in their own slot
+  const states = await Promise.all(
+    ids.map((id) => redis.hget(importKeys(prefix, id).meta, 'state')),
+  );
+  for (const state of states) {
     if (typeof state === 'string') {
       const known = state as ImportState;
       counts.set(known, (counts.get(known) ?? 0) + 1);
@@ -153,18 +154,17 @@ export async function countImportStates(
 async function readInfos(redis: Redis, prefix: string, ids: string[]): Promise<ImportInfo[]> {
   if (ids.length === 0) return [];
   const index = importIndexKey(prefix);
-  const pipeline = redis.pipeline();
-  for (const id of ids) {
-    const keys = importKeys(prefix, id);
-    pipeline.hgetall(keys.meta).hgetall(keys.counts);
-  }
-  const replies = (await pipeline.exec()) ?? [];
+  // one command each (auto-pipelined): on a Cluster each import's keys sit in their own slot
+  const replies = await Promise.all(
+    ids.map((id) => {
+      const keys = importKeys(prefix, id);
+      return Promise.all([redis.hgetall(keys.meta), redis.hgetall(keys.counts)]);
+    }),
+  );
   const infos: ImportInfo[] = [];
   const expired: string[] = [];
   ids.forEach((id, position) => {
-    const [metaError, meta] = replies[position * 2] ?? [];
-    const [countsError, counts] = replies[position * 2 + 1] ?? [];
-    if (metaError || countsError) throw metaError ?? countsError;
+    const [meta, counts] = replies[position]!;
     const info = decodeImportInfo(hashFromReply(meta), hashFromReply(counts));
     if (info) infos.push(info);
     else expired.push(id);
@@ -181,10 +181,8 @@ export async function pruneImportIndex(redis: Redis, prefix: string, count = 10)
   const index = importIndexKey(prefix);
   const oldest = await redis.zrange(index, 0, String(count - 1));
   if (oldest.length === 0) return;
-  const pipeline = redis.pipeline();
-  for (const id of oldest) pipeline.exists(importKeys(prefix, id).meta);
-  const replies = (await pipeline.exec()) ?? [];
-  const expired = oldest.filter((_, position) => replies[position]?.[1] === 0);
+  const replies = await Promise.all(oldest.map((id) => redis.exists(importKeys(prefix, id).meta)));
+  const expired = oldest.filter((_, position) => replies[position] === 0);
   if (expired.length > 0) await redis.zrem(index, ...expired);
 }
 

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { uploadKeysKey, uploadLookalikesKey } from './import-keys.js';
 import { addToHashExpiring, defineScript, type ScriptCommand } from '../util/redis-commands.js';
+import { importKeyBase } from '../redis/key-tags.js';
 
 const LOWER = `
 local current = tonumber(redis.call('HGET', KEYS[1], 'batchSize'))
@@ -28,7 +29,7 @@ export class ImportRuntime {
   ) {}
 
   private key(importId: string): string {
-    return `${this.prefix}:import:${importId}:runtime`;
+    return `${importKeyBase(this.prefix, importId)}:runtime`;
   }
 
   /** Records per call the server accepts for this import, once a 413 taught it; else undefined. */
@@ -116,7 +117,7 @@ export class ImportHealth {
   }
 
   private key(importId: string): string {
-    return `${this.prefix}:import:${importId}:health`;
+    return `${importKeyBase(this.prefix, importId)}:health`;
   }
 
   /** Counts one call and returns the window's totals. */

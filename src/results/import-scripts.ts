@@ -57,12 +57,14 @@ local function settle()
 end
 `;
 
-/** KEYS + index; ARGV: ttl, now, channel, score, id, meta field/value pairs. 1 = created, 0 = id taken. */
+/**
+ * KEYS; ARGV: ttl, now, channel, score, id, meta field/value pairs. 1 = created, 0 = id taken.
+ * The index of imports sits in another Cluster slot: the caller adds the id to it afterwards.
+ */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('HSET', KEYS[2], 'succeeded', 0, 'failed', 0, 'skipped', 0, 'unprocessed', 0, 'planned', 0)
-redis.call('ZADD', KEYS[5], ARGV[4], ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1
@@ -256,7 +258,7 @@ interface ScriptDefinition {
 
 // Command names carry a porter prefix because the connection may be shared with other modules.
 const SCRIPTS = {
-  create: { command: 'porterImportCreate', numberOfKeys: 5, lua: CREATE },
+  create: { command: 'porterImportCreate', numberOfKeys: 4, lua: CREATE },
   stage: { command: 'porterImportStage', numberOfKeys: 4, lua: PRELUDE + STAGE },
   markReceived: {
     command: 'porterImportMarkReceived',

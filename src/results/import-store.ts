@@ -116,11 +116,13 @@ export class ImportStore {
     }
     const nowMs = Date.now();
     const meta = encodeNewMeta({ ...init, id, now: new Date(nowMs).toISOString() });
-    const keys = [...importKeyList(this.keys(id)), importIndexKey(this.prefix)];
+    const keys = importKeyList(this.keys(id));
     const args = [...this.commonArgs(), nowMs, id, ...meta];
     if ((await runImportScript(this.redis, 'create', keys, args)) !== 1) {
       throw new PorterError('PORTER_CONFLICT', `an import with id ${id} already exists`);
     }
+    // the index is in a slot of its own (Cluster); an entry whose import is gone is pruned
+    await this.redis.zadd(importIndexKey(this.prefix), nowMs, id);
     await pruneImportIndex(this.redis, this.prefix);
     return this.require(id);
   }

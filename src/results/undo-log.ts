@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { setHashExpiring } from '../util/redis-commands.js';
+import { importKeyBase } from '../redis/key-tags.js';
 
 /** Rows read per round trip. */
 const READ_CHUNK = 1000;
@@ -17,7 +18,7 @@ export class UndoLog {
   ) {}
 
   key(importId: string): string {
-    return `${this.prefix}:import:${importId}:undo`;
+    return `${importKeyBase(this.prefix, importId)}:undo`;
   }
 
   /** Keeps these entries (row → encoded entry); keeping a row again replaces it. */

@@ -1,4 +1,5 @@
 /** Where an import's snapshot of the directory lives in Redis, beside the import's other keys. */
+import { importKeyBase } from '../redis/key-tags.js';
 
 export interface SnapshotKeys {
   /** Hash: natural key → compact record, for the records whose key the upload carries (ACLs: all). */
@@ -16,7 +17,7 @@ export interface SnapshotKeys {
 }
 
 export function snapshotKeys(prefix: string, importId: string): SnapshotKeys {
-  const base = `${prefix}:import:${importId}:snap`;
+  const base = `${importKeyBase(prefix, importId)}:snap`;
   return {
     records: `${base}:records`,
     groupIds: `${base}:group-ids`,
@@ -40,7 +41,7 @@ export function snapshotKeyList(keys: SnapshotKeys): string[] {
 
 /** List of a sync's server keys in scope that its file leaves out (see buildSnapshot). */
 export function missingListKey(prefix: string, importId: string): string {
-  return `${prefix}:import:${importId}:snap:missing`;
+  return `${importKeyBase(prefix, importId)}:snap:missing`;
 }
 
 /** Field of an ACL in the records hash, by id. */

@@ -1,28 +1,20 @@
 /** Redis connections: one place that builds them and says clearly when Redis is not there. */
 import { Redis } from 'ioredis';
-import { PorterError } from '../errors/porter-error.js';
+import { checkRedis } from '../redis/check-redis.js';
+import { singleRedis, type RedisSettings } from '../redis/connect.js';
 
-/** Pings Redis once; throws PORTER_REDIS_UNAVAILABLE with how to start one. */
-export async function assertRedisAnswers(url: string, timeoutMs = 3_000): Promise<void> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: timeoutMs,
+/**
+ * Checks once that Redis answers and is what the settings say (a URL: one node); throws
+ * PORTER_REDIS_UNAVAILABLE with how to start one, or PORTER_REDIS_UNSUITABLE.
+ */
+export async function assertRedisAnswers(
+  where: string | RedisSettings,
+  timeoutMs = 3_000,
+): Promise<void> {
+  await checkRedis(typeof where === 'string' ? singleRedis(where) : where, {
+    timeoutMs,
+    answersOnly: true,
   });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (error) {
-    throw new PorterError(
-      'PORTER_REDIS_UNAVAILABLE',
-      `no Redis answers at ${redactUrl(url)}: start one (redis-server --port 6379, or docker compose up -d redis) or set REDIS_URL`,
-      { cause: error },
-    );
-  } finally {
-    redis.disconnect();
-  }
 }
 
 /** The URL without its password, for messages and logs. */

@@ -24,7 +24,7 @@ describe('SendJournal', () => {
     expect(await journal.sentAmong('imp_a', [4, 3, 1, 999, 1000, 500_000, 500_001])).toEqual([
       3, 1, 1000, 500_000,
     ]);
-    const key = `${prefix}:import:imp_a:sent-rows`;
+    const key = `${prefix}:import:{imp_a}:sent-rows`;
     expect(await redis.type(key)).toBe('string');
     expect(await redis.bitcount(key)).toBe(5);
     // 500,000 rows in about 62 KB
@@ -39,7 +39,7 @@ describe('SendJournal', () => {
   });
 
   it('still reads the set an earlier version kept', async () => {
-    await redis.sadd(`${prefix}:import:imp_old:sent`, '7', '9');
+    await redis.sadd(`${prefix}:import:{imp_old}:sent`, '7', '9');
     await journal.markSent('imp_old', [8]);
     expect(await journal.sentAmong('imp_old', [7, 8, 9, 10])).toEqual([7, 8, 9]);
   });
@@ -48,13 +48,13 @@ describe('SendJournal', () => {
     for (const row of [0, -1, 1.5, 2 ** 32]) {
       await expect(journal.markSent('imp_c', [row])).rejects.toThrow(/cannot be journaled/);
     }
-    expect(await redis.exists(`${prefix}:import:imp_c:sent-rows`)).toBe(0);
+    expect(await redis.exists(`${prefix}:import:{imp_c}:sent-rows`)).toBe(0);
   });
 });
 
 describe('SendJournal.markSentWhile', () => {
   it("marks the rows only while the import's state lets a call go, and says the state", async () => {
-    const meta = `${prefix}:import:imp_w:meta`;
+    const meta = `${prefix}:import:{imp_w}:meta`;
     await redis.hset(meta, 'state', 'running');
     expect(await journal.markSentWhile('imp_w', ['running'], [1, 2])).toEqual({ state: 'running' });
     await redis.hset(meta, 'state', 'cancelled', 'reason', 'by hand');
@@ -63,7 +63,7 @@ describe('SendJournal.markSentWhile', () => {
       reason: 'by hand',
     });
     expect(await journal.sentAmong('imp_w', [1, 2, 3])).toEqual([1, 2]);
-    expect(await redis.ttl(`${prefix}:import:imp_w:sent-rows`)).toBeGreaterThan(0);
+    expect(await redis.ttl(`${prefix}:import:{imp_w}:sent-rows`)).toBeGreaterThan(0);
   });
 
   it('marks nothing for an import that is gone', async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Worker } from 'bullmq';
 import { requireExport, startExport } from '../../src/app/exports.js';
 import { EXPORT_QUEUE, type ExportJobData } from '../../src/queue/export-queue.js';
+import { queuePrefix } from '../../src/redis/key-tags.js';
 import { waitFor } from '../helpers/redis.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
 import { listTree, startExportHarness, type ExportHarness } from './export-fixture.js';
@@ -57,7 +58,7 @@ describe('an export whose job fails without the run ending', () => {
     // a worker takes the job and fails it without running the export
     const taker = new Worker<ExportJobData>(EXPORT_QUEUE, undefined, {
       connection: context.bullConnection,
-      prefix: context.env.PORTER_PREFIX,
+      prefix: queuePrefix(context.env.PORTER_PREFIX, EXPORT_QUEUE),
       autorun: false,
     });
     try {

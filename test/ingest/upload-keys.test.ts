@@ -70,7 +70,7 @@ describe('UploadKeys', () => {
     await keys.claimKeys('imp1', [claim('x', 9)], { refuseRepeats: true });
     await keys.release('imp1');
     expect(
-      await redis.exists(`${prefix}:import:imp1:keys`, `${prefix}:import:imp1:lookalikes`),
+      await redis.exists(`${prefix}:import:{imp1}:keys`, `${prefix}:import:{imp1}:lookalikes`),
     ).toBe(0);
   });
 });

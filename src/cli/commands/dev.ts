@@ -184,7 +184,7 @@ async function writeDevTargets(path: string, oldUrl: string, newUrl: string): Pr
 
 async function ensureRedis(env: Env): Promise<LocalRedis | undefined> {
   try {
-    await assertRedisAnswers(env.REDIS_URL);
+    await assertRedisAnswers(env);
     return undefined;
   } catch (error) {
     const local = await startLocalRedis();

@@ -1,0 +1,104 @@
+/**
+ * How a process tells of a Redis outage: one warn line when Redis goes away, one when it is
+ * back, whatever number of connections, queues and workers see it fail meanwhile. Errors that
+ * are not about the connection are logged as they come.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from '../util/logger.js';
+
+/** Codes and messages of errors that mean "Redis is not reachable now", not a fault of porter. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
+const CONNECTION_MESSAGES =
+  /Connection is closed|connect E|ClusterAllFailedError|Failed to refresh slots cache|None of startup nodes|All sentinels are unreachable|MaxRetriesPerRequest|Stream isn't writeable|READONLY|LOADING|TRYAGAIN|CLUSTERDOWN|MASTERDOWN|Reached the max retries/;
+
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code && CONNECTION_CODES.has(code)) return true;
+  if (CONNECTION_MESSAGES.test(error.message)) return true;
+  const last = (error as { lastNodeError?: unknown }).lastNodeError;
+  return last !== undefined && last !== error && isConnectionError(last);
+}
+
+export interface RedisWatch {
+  /** Follows a connection: its errors, losses and returns. */
+  add(connection: Redis): void;
+  /** Whether Redis is away now. */
+  readonly down: boolean;
+  /** Called with true when Redis goes away and false when it is back; returns the unsubscriber. */
+  onChange(listener: (down: boolean) => void): () => void;
+}
+
+export function watchRedis(logger: Logger, where: string): RedisWatch {
+  const lost = new Set<object>();
+  const listeners = new Set<(down: boolean) => void>();
+  let down = false;
+  let since = 0;
+  const update = (): void => {
+    const now = lost.size > 0;
+    if (now === down) return;
+    down = now;
+    if (down) {
+      since = Date.now();
+      logger.warn(`Redis went away (${where}); waiting for it`);
+    } else {
+      logger.warn({ awayMs: Date.now() - since }, `Redis is back (${where})`);
+    }
+    for (const listener of listeners) listener(down);
+  };
+  const failed = (source: object, error: unknown): void => {
+    if (isConnectionError(error)) {
+      lost.add(source);
+      update();
+    } else {
+      logger.warn({ err: error }, 'Redis error');
+    }
+  };
+  return {
+    add(connection) {
+      connection.on('error', (error: unknown) => failed(connection, error));
+      connection.on('node error', (error: unknown) => failed(connection, error));
+      connection.on('reconnecting', () => {
+        lost.add(connection);
+        update();
+      });
+      connection.on('ready', () => {
+        lost.delete(connection);
+        update();
+      });
+    },
+    get down() {
+      return down;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+/**
+ * The listener of a BullMQ queue's or worker's `error` event: an unreachable Redis is told once
+ * by the process's own connections (watchRedis), so here it goes to debug; anything else is
+ * logged at `level`.
+ */
+export function queueErrorListener(
+  logger: Logger,
+  what: string,
+  level: 'warn' | 'error' = 'error',
+): (error: Error) => void {
+  return (error) => {
+    if (isConnectionError(error)) logger.debug({ err: error }, `${what}: Redis unreachable`);
+    else logger[level]({ err: error }, `${what} error`);
+  };
+}
