@@ -5,6 +5,7 @@
  * the batches are queued under the same ids.
  */
 import { AdminError } from '../admin/errors.js';
+import { adminCallOutcome, type AdminCallOutcome } from '../admin/client.js';
 import type { BatchRef, BoundTarget } from '../execute/run-batch.js';
 import { isTargetRefusal } from '../targets/job-target.js';
 import { withReadRetry } from '../execute/retry-policy.js';
@@ -121,6 +122,7 @@ export async function prepareImport(
       // look-alikes can only be compared with every key: without them nothing may be created,
       // so the import waits (paused) until the server can be read
       if (lookalikes) throw lookalikeReadFailed(resource, attempts(deps), error);
+
       // a server that will not be read in bulk can still be read record by record; the batches
       // meet whatever else is wrong and report it per record
       const reason = error instanceof AdminError ? recordErrorMessage(error) : String(error);
@@ -161,21 +163,32 @@ export async function prepareImport(
   return [...batchRefs(importId, staged, info.options.batchSize)];
 }
 
+/** Failures of a server that is there but failing for now: the import waits them out. */
+const WAIT_OUT: ReadonlySet<AdminCallOutcome> = new Set([
+  'server_error',
+  'rate_limited',
+  'no_answer',
+]);
+
 /** Reads in bulk tried before the preparation gives up for now (and the import waits). */
 function attempts(deps: PrepareDeps): number {
   return Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts);
 }
 
 /**
- * The server could not be read in bulk, and an import that may create keys must compare them
- * with every key on the server first: it waits, paused, and its preparation is tried again after
- * the breaker's cool-down (or at once on `porter resume`). Nothing is sent meanwhile.
+ * The server answered the bulk read with errors (5xx, 429, no answer), and an import that may
+ * create keys must compare them with every key on the server first: it waits, paused, and its
+ * preparation is tried again after the breaker's cool-down (or at once on `porter resume`).
+ * Nothing is sent meanwhile. A server that cannot be reached at all, or that refuses porter's
+ * credentials, is a configuration to fix: that error fails the preparation, and the records end
+ * `unprocessed` with it.
  */
 export class LookalikeReadError extends Error {
   override readonly name = 'LookalikeReadError';
 }
 
-function lookalikeReadFailed(resource: string, tries: number, error: unknown): LookalikeReadError {
+function lookalikeReadFailed(resource: string, tries: number, error: unknown): unknown {
+  if (!WAIT_OUT.has(adminCallOutcome(error))) return error;
   const why = error instanceof AdminError ? recordErrorMessage(error) : String(error);
   return new LookalikeReadError(
     `the admin server failed ${tries} of ${tries} calls to read every ${resource}, which look-alikes are compared with (${why}); the import waits and tries again after the cool-down`,

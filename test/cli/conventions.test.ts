@@ -90,7 +90,10 @@ describe('the same flags on every command', () => {
     );
     expect(plan.code, plan.stderr).toBe(0);
     const report = join(dir, 'apply.csv');
-    const applied = await runPorter(['apply', plan.stdout.trim(), '--report', report], env);
+    const applied = await runPorter(
+      ['apply', plan.stdout.trim(), '--yes', '--report', report],
+      env,
+    );
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stderr).toContain(`report written to ${report}`);
     expect(await readFile(report, 'utf8')).toContain('conv.plan');
