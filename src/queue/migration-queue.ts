@@ -103,7 +103,7 @@ export async function enqueueMigrationRead(
   const age = options.jobTtlSeconds ?? 7 * 24 * 3600;
   const queue = new Queue<MigrationJobData>(MIGRATION_QUEUE, {
     connection: options.connection,
-    prefix: options.prefix,
+    prefix: queuePrefix(options.prefix, MIGRATION_QUEUE),
   });
   try {
     await queue.add(
