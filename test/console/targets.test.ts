@@ -176,8 +176,17 @@ describe('console: targets', () => {
     expect(await fact(page, 'Target').textContent()).toBe(`archive (${shownUrl('archive')})`);
     expect(await fact(page, 'Mode').textContent()).toBe('create (dry run)');
 
-    // carrying the plan out writes: the API refuses it, and the page says why
-    await page.getByRole('button', { name: 'Apply plan' }).click();
+    // carrying the plan out writes: the dialog asks for the counts, the API refuses the write,
+    // and the page says why
+    await eventually(() => page.locator('.plan-writes').textContent()).toBe('Writes: create 1');
+    await page.getByRole('button', { name: 'Apply plan…' }).click();
+    const dialog = page.getByRole('dialog', { name: /Apply the plan of/ });
+    await dialog.waitFor();
+    const go = dialog.getByRole('button', { name: 'Apply: create 1' });
+    expect(await go.isDisabled()).toBe(true);
+    await dialog.getByLabel('Type “create 1” to confirm').fill('create 1');
+    await eventually(() => go.isDisabled()).toBe(false);
+    await go.click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
     const text = await alert.textContent();
