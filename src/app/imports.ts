@@ -16,6 +16,7 @@ import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
 import { bindTarget } from '../targets/job-target.js';
+import { checkFourEyes, recordApproval } from '../auth/four-eyes.js';
 
 export type ReportFormat = 'csv' | 'json';
 
@@ -201,7 +202,10 @@ export async function applyImport(
       `dry run ${dryRunId} ended ${plan.state}; no plan to apply`,
     );
   }
-  return startApplication(context, plan, { onCreated });
+  checkFourEyes(context.targets, plan);
+  const application = await startApplication(context, plan, { onCreated });
+  await recordApproval(context.redis, context.store.keys(dryRunId).meta, plan, application.id);
+  return application;
 }
 
 /**
@@ -223,6 +227,7 @@ export async function approveImport(
   }
   // a target that changed or turned read-only refuses before the held sync changes state
   boundToTarget(context, { ...plan.options, dryRun: false });
+  checkFourEyes(context.targets, plan);
   const applicationId = newImportId();
   const bad = plan.counts.failed + plan.counts.unprocessed;
   const reason = `approved; written by import ${applicationId}`;
@@ -231,6 +236,7 @@ export async function approveImport(
   if (!(await context.store.transition(heldId, ['held'], to, reason))) {
     throw new PorterError('PORTER_CONFLICT', `import ${heldId} is no longer held`);
   }
+  await recordApproval(context.redis, context.store.keys(heldId).meta, plan, applicationId);
   const application = await startApplication(context, plan, { id: applicationId, onCreated });
   // the plan's records now live in the application; the held sync keeps its report
   await context.redis.unlink(context.store.keys(heldId).staged);

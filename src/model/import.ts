@@ -194,6 +194,20 @@ export interface ImportInfo {
   lookup?: LookupInfo;
   /** A sync's plan of the server's records the file leaves out, once prepared. */
   sync?: SyncPlanInfo;
+  /** The principal that started it (`token:<name>`, `oidc:<subject>`, `cli:<user>`), when known. */
+  startedBy?: string;
+  /** Who approved or applied this plan, when, and its counts then. */
+  approval?: ApprovalInfo;
+}
+
+/** The approval of a held sync or the application of a dry run. */
+export interface ApprovalInfo {
+  by: string;
+  at: string;
+  /** The import that writes the plan. */
+  applicationId?: string;
+  counts: Record<ResultStatus, number>;
+  actions: Partial<Record<RecordAction, number>>;
 }
 
 /** A valid record staged in Redis until its batch runs. */
