@@ -234,7 +234,7 @@ describe('roles', () => {
       else if (type === 'hash') dumps.push(JSON.stringify(await redis.hgetall(key)));
       else if (type === 'list') dumps.push(JSON.stringify(await redis.lrange(key, 0, -1)));
       else if (type === 'stream') dumps.push(JSON.stringify(await redis.xrange(key, '-', '+')));
-      else if (type === 'zset') dumps.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === 'zset') dumps.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
       else if (type === 'set') dumps.push(JSON.stringify(await redis.smembers(key)));
     }
     const all = dumps.join('\n');
