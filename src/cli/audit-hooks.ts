@@ -51,7 +51,15 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
     const action = ACTIONS[pathOf(command)];
     if (!action) return;
     const env = loadEnv();
-    const redis = new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    // no retries: a Redis that does not answer leaves the command to say so itself (or to
+    // refuse its arguments first); a command that cannot reach Redis changes nothing
+    const redis = new Redis(env.REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 5_000,
+    });
+    redis.on('error', () => {});
     const audit = new AuditLog({
       redis,
       prefix: env.PORTER_PREFIX,
@@ -72,7 +80,12 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
       from: actor.from,
       what,
     };
-    await audit.append(event);
+    try {
+      await audit.append(event);
+    } catch {
+      redis.disconnect();
+      return;
+    }
     pending = { audit, redis, event };
   });
   let failure: unknown;
