@@ -17,6 +17,7 @@ import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
 import { requireAppliable, requireHeld } from './plan-approval.js';
 import { bindTarget } from '../targets/job-target.js';
+import { checkFourEyes, recordApproval } from '../auth/four-eyes.js';
 
 export type ReportFormat = 'csv' | 'json';
 
@@ -214,7 +215,10 @@ export async function applyImport(
 ): Promise<ImportInfo> {
   const plan = await requireImport(context, dryRunId);
   requireAppliable(plan);
-  return startApplication(context, plan, { onCreated });
+  checkFourEyes(context.targets, plan);
+  const application = await startApplication(context, plan, { onCreated });
+  await recordApproval(context.redis, context.store.keys(dryRunId).meta, plan, application.id);
+  return application;
 }
 
 /**
@@ -231,6 +235,7 @@ export async function approveImport(
   requireHeld(plan);
   // a target that changed or turned read-only refuses before the held sync changes state
   boundToTarget(context, { ...plan.options, dryRun: false });
+  checkFourEyes(context.targets, plan);
   const applicationId = newImportId();
   const bad = plan.counts.failed + plan.counts.unprocessed;
   const reason = `approved; written by import ${applicationId}`;
@@ -244,6 +249,7 @@ export async function approveImport(
     approvedAt: new Date().toISOString(),
     writtenBy: applicationId,
   });
+  await recordApproval(context.redis, context.store.keys(heldId).meta, plan, applicationId);
   const application = await startApplication(context, plan, { id: applicationId, onCreated });
   // the plan's records now live in the application; the held sync keeps its report
   await context.redis.unlink(context.store.keys(heldId).staged);

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { ERROR_CODES } from '../errors/codes.js';
 import { isPorterError } from '../errors/porter-error.js';
+import { runAuditedCli } from './audit-hooks.js';
 import { registerCommands } from './commands/index.js';
 import { safeSuggestion } from './suggestions.js';
 import { PORTER_VERSION } from '../version.js';
@@ -30,7 +31,7 @@ const program = new Command()
 await registerCommands(program, process.argv);
 
 try {
-  await program.parseAsync(process.argv);
+  await runAuditedCli(program, () => program.parseAsync(process.argv));
 } catch (error) {
   if (error instanceof CommanderError) {
     process.exitCode = error.exitCode === 0 ? 0 : ERROR_CODES.PORTER_USAGE.exitCode;

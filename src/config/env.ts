@@ -144,6 +144,34 @@ export const envSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((value) => value === 'true'),
+  /** Days audit events are kept (the audit stream is trimmed by age as events are added). */
+  PORTER_AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(365),
+  /** A file every audit event is also appended to, as one JSON line (for a log shipper). */
+  PORTER_AUDIT_FILE: z.string().min(1).optional(),
+  /** Failed sign-ins and bad tokens one address may make in a minute before it is refused. */
+  PORTER_AUTH_FAILURES_PER_MINUTE: positiveInt.default(10),
+  /** How long a console or queue dashboard session lasts. */
+  PORTER_SESSION_HOURS: z.coerce.number().positive().default(12),
+  /** OpenID Connect issuer of the console's sign-in; unset, the console takes tokens only. */
+  PORTER_OIDC_ISSUER: z.string().url().optional(),
+  PORTER_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  PORTER_OIDC_CLIENT_SECRET: optionalSecret,
+  /** The callback URL registered with the provider: `<porter's public URL>/v1/session/callback`. */
+  PORTER_OIDC_REDIRECT_URL: z.string().url().optional(),
+  PORTER_OIDC_SCOPES: z.string().min(1).default('openid profile email'),
+  /** The ID token claim holding the user's groups or roles. */
+  PORTER_OIDC_ROLE_CLAIM: z.string().min(1).default('groups'),
+  /** Claim values to roles: `porter-admins=admin,dam-ops=operator`; the highest one matching wins. */
+  PORTER_OIDC_ROLE_MAP: z.string().optional(),
+  /** The claim naming the user in the audit trail. */
+  PORTER_OIDC_NAME_CLAIM: z.string().min(1).default('email'),
+  /** Allow an issuer over plain http (tests, a provider on localhost). */
+  PORTER_OIDC_ALLOW_HTTP: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  /** The name the CLI acts under (`cli:<name>`); default the shell user. */
+  PORTER_CLI_USER: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,8 +1,21 @@
 /**
- * Calls to porter's HTTP API. The token lives in this tab's sessionStorage only and goes out as
- * `Authorization: Bearer`; a refused token signs the console out.
+ * Calls to porter's HTTP API. Signed in with a token, the token lives in this tab's
+ * sessionStorage only and goes out as `Authorization: Bearer`; signed in with the organisation's
+ * identity provider, the HttpOnly session cookie goes out on its own and each change carries the
+ * session's CSRF token (`x-porter-csrf`). A refused token or session signs the console out.
  */
 const TOKEN_KEY = 'porter.token';
+let csrf;
+
+/** The CSRF token of a cookie session (from GET /v1/session). */
+export function setSessionCsrf(value) {
+  csrf = value;
+}
+
+/** Whether the console is signed in with a cookie session rather than a token. */
+export function hasSession() {
+  return csrf !== undefined;
+}
 
 export function token() {
   return sessionStorage.getItem(TOKEN_KEY);
@@ -29,7 +42,9 @@ async function call(
   path,
   { method = 'GET', json, form, raw, contentType, signal, signingIn = false } = {},
 ) {
-  const headers = { authorization: `Bearer ${token() ?? ''}` };
+  const headers = {};
+  if (token()) headers.authorization = `Bearer ${token()}`;
+  else if (csrf !== undefined && method !== 'GET') headers['x-porter-csrf'] = csrf;
   let body;
   if (json !== undefined) {
     headers['content-type'] = 'application/json';
@@ -44,6 +59,7 @@ async function call(
   const response = await fetch(path, { method, headers, body, signal });
   if (response.status === 401) {
     clearToken();
+    csrf = undefined;
     if (!signingIn) window.dispatchEvent(new Event('porter:signed-out'));
     throw new ApiError(401, 'PORTER_UNAUTHORIZED', 'The token was refused; sign in again.');
   }

@@ -1,5 +1,6 @@
 /** The console's shell: sign-in, navigation and the hash routes of its pages. */
-import { api, ApiError, clearToken, setToken, token } from './api.js';
+import { api, ApiError, clearToken, hasSession, setSessionCsrf, setToken, token } from './api.js';
+import { auditPage } from './audit-page.js';
 import { field, fill, h, notice } from './dom.js';
 import { exportsPage } from './exports-page.js';
 import { importPage } from './import-page.js';
@@ -39,7 +40,47 @@ const ROUTES = [
     (match) => (root, context) => migrationPage(root, context, decodeURIComponent(match[1])),
   ],
   [/^#\/targets\/?$/, 'targets', () => targetsPage],
+  [/^#\/audit\/?$/, 'audit', () => auditPage],
 ];
+
+/** Who is signed in, shown in the header. */
+function showWho(session) {
+  const who = document.getElementById('who');
+  who.textContent = session ? `${session.name} (${session.role})` : '';
+}
+
+/** A cookie session from the identity provider's sign-in, if this browser has one. */
+async function resumeSession() {
+  try {
+    const session = await api('/v1/session', { signingIn: true });
+    if (!session.csrf) return false;
+    setSessionCsrf(session.csrf);
+    showWho(session);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The identity provider's sign-in link, when porter has one configured. */
+async function providerLink() {
+  try {
+    const response = await fetch('/v1/session/providers');
+    const providers = await response.json();
+    if (!providers.oidc) return undefined;
+    return h(
+      'p',
+      null,
+      h(
+        'a',
+        { class: 'button', href: '/v1/session/oidc', id: 'oidc-sign-in' },
+        'Sign in with your organisation',
+      ),
+    );
+  } catch {
+    return undefined;
+  }
+}
 
 function signInPage(message) {
   nav.hidden = true;
@@ -64,6 +105,7 @@ function signInPage(message) {
         try {
           const answer = await api('/v1/meta', { signingIn: true });
           metaPromise = Promise.resolve(answer);
+          api('/v1/session').then(showWho, () => {});
           route();
         } catch (error) {
           clearToken();
@@ -92,12 +134,15 @@ function signInPage(message) {
   );
   fill(main, form);
   input.focus();
+  providerLink().then((link) => {
+    if (link) form.insertBefore(link, form.children[2]);
+  });
 }
 
 async function route() {
   disposeCurrent?.();
   disposeCurrent = undefined;
-  if (!token()) {
+  if (!token() && !hasSession() && !(await resumeSession())) {
     signInPage();
     return;
   }
@@ -135,7 +180,10 @@ async function route() {
   main.focus({ preventScroll: true });
 }
 
-document.getElementById('sign-out').addEventListener('click', () => {
+document.getElementById('sign-out').addEventListener('click', async () => {
+  if (hasSession()) await api('/v1/session/logout', { method: 'POST' }).catch(() => {});
+  setSessionCsrf(undefined);
+  showWho(undefined);
   clearToken();
   metaPromise = undefined;
   location.hash = '#/imports';
@@ -144,6 +192,8 @@ document.getElementById('sign-out').addEventListener('click', () => {
 window.addEventListener('porter:signed-out', () => {
   disposeCurrent?.();
   metaPromise = undefined;
+  setSessionCsrf(undefined);
+  showWho(undefined);
   signInPage('The token was refused; sign in again.');
 });
 window.addEventListener('hashchange', route);

@@ -50,6 +50,27 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary: 'Missing or wrong bearer token for the porter API.',
   },
+  PORTER_FORBIDDEN: {
+    httpStatus: 403,
+    exitCode: 77,
+    kind: 'permanent',
+    summary:
+      'The principal is known but its role (or its target limits) does not allow the action; the message names the role needed. Nothing changed.',
+  },
+  PORTER_APPROVAL_SELF: {
+    httpStatus: 403,
+    exitCode: 77,
+    kind: 'permanent',
+    summary:
+      'Four eyes: the plan must be approved or applied by another principal than the one who started it.',
+  },
+  PORTER_RATE_LIMITED: {
+    httpStatus: 429,
+    exitCode: 77,
+    kind: 'permanent',
+    summary:
+      'Too many failed sign-ins or bad tokens from this address; wait a minute before trying again.',
+  },
   PORTER_UNSUPPORTED_MEDIA_TYPE: {
     httpStatus: 415,
     exitCode: 64,

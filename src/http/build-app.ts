@@ -11,7 +11,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { PorterContext } from '../app/context.js';
 import { PorterError } from '../errors/porter-error.js';
 import { PORTER_VERSION } from '../version.js';
-import { checkAccess } from './access.js';
+import helmet from '@fastify/helmet';
+import { registerAccessControl } from './access-control.js';
+import { registerAuditHooks } from './audit-hooks.js';
+import { auditRoutes } from './routes/audit.js';
+import { sessionRoutes } from './routes/session.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { redactingLogOptions } from './log-redaction.js';
 import { consoleRoutes } from './routes/console.js';
@@ -31,7 +35,7 @@ import { undoRoutes } from './routes/undo.js';
 
 export interface ApiOptions {
   context: PorterContext;
-  /** Bearer token every request but the health check must carry. */
+  /** PORTER_API_TOKEN: an admin's bearer token (stored tokens and sessions work besides). */
   token: string;
   /** Largest upload accepted, in bytes. @defaultValue PORTER_MAX_UPLOAD_BYTES */
   maxUploadBytes?: number;
@@ -89,7 +93,13 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
 
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.addHook('onRequest', async (request, reply) => checkAccess(request, reply, options.token));
+  // security headers; the console sets its own Content-Security-Policy (routes/console.ts), and
+  // the queue dashboard's pages need their inline styles, so no blanket policy here
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginEmbedderPolicy: false });
+  registerAccessControl(app, { context: options.context, token: options.token });
+  registerAuditHooks(app, options.context);
+  await app.register(sessionRoutes, { context: options.context });
+  await app.register(auditRoutes, { context: options.context });
   await app.register(opsRoutes, {
     context: options.context,
     token: options.token,

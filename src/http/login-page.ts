@@ -13,7 +13,7 @@ export function loginPage(action: string, message?: string): string {
 input,button{font:inherit;padding:.4rem;width:100%;box-sizing:border-box;margin:.3rem 0}
 [role=alert]{color:#a00}</style></head>
 <body><h1>porter queues</h1>
-<p>The raw BullMQ view of the import and export queues. Sign in with the API token (PORTER_API_TOKEN).</p>
+<p>The raw BullMQ view of the import and export queues. Sign in with PORTER_API_TOKEN or a token from porter tokens create.</p>
 ${notice}<form method="post" action="${escapeHtml(action)}">
 <label for="token">API token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>

@@ -207,6 +207,10 @@ export interface ImportInfo {
   writtenBy?: string;
   /** The import that turned back this one's changes (`porter undo`), the latest one. */
   undoneBy?: string;
+  /** The principal that started it (`token:<name>`, `oidc:<subject>`, `cli:<user>`), when known. */
+  startedBy?: string;
+  /** Who approved or applied this plan, when, and its counts then. */
+  approval?: ApprovalInfo;
 }
 
 /** Records of one status that ended with one error code. */
@@ -216,6 +220,16 @@ export interface ImportProblem {
   count: number;
   /** The first such record's message. */
   message?: string;
+}
+
+/** The approval of a held sync or the application of a dry run. */
+export interface ApprovalInfo {
+  by: string;
+  at: string;
+  /** The import that writes the plan. */
+  applicationId?: string;
+  counts: Record<ResultStatus, number>;
+  actions: Partial<Record<RecordAction, number>>;
 }
 
 /** A valid record staged in Redis until its batch runs. */

@@ -42,6 +42,7 @@ export function encodeNewMeta(init: {
   applyOf?: string;
   undoOf?: string;
   columns?: string[];
+  startedBy?: string;
   now: string;
 }): string[] {
   const fields = [
@@ -68,6 +69,7 @@ export function encodeNewMeta(init: {
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
   if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);
   if (init.undoOf !== undefined) fields.push('undoOf', init.undoOf);
+  if (init.startedBy !== undefined) fields.push('startedBy', init.startedBy);
   if (init.options.dryRun) fields.push('keepStaged', '1');
   // a sync settles only once its preparation added the server's records its file leaves out
   if (init.options.mode === 'sync') fields.push('syncPending', '1');
@@ -117,6 +119,9 @@ export function decodeImportInfo(
   if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
   if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;
   if (meta.undoOf !== undefined) info.undoOf = meta.undoOf;
+  if (meta.startedBy !== undefined) info.startedBy = meta.startedBy;
+  if (meta.approval !== undefined)
+    info.approval = JSON.parse(meta.approval) as ImportInfo['approval'];
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   if (meta.sync !== undefined) info.sync = JSON.parse(meta.sync) as ImportInfo['sync'];

@@ -26,6 +26,7 @@ import {
   encodeStaged,
   hashFromReply,
 } from './import-codec.js';
+import { currentActor } from '../auth/acting.js';
 import { importNotFound, importStateConflict } from './import-errors.js';
 import { IMPORT_ID_PATTERN, isValidImportId, newImportId } from './import-id.js';
 import {
@@ -76,6 +77,8 @@ export interface CreateImportInit {
   /** The import whose changes this one turns back. */
   undoOf?: string;
   columns?: string[];
+  /** Who starts it. @defaultValue the principal of the request or command in progress */
+  startedBy?: string;
 }
 
 export interface ReadResultsOptions {
@@ -115,7 +118,9 @@ export class ImportStore {
       throw new PorterError('PORTER_USAGE', `import id must match ${IMPORT_ID_PATTERN.source}`);
     }
     const nowMs = Date.now();
-    const meta = encodeNewMeta({ ...init, id, now: new Date(nowMs).toISOString() });
+    const actor = currentActor();
+    const startedBy = init.startedBy ?? actor?.principal?.name;
+    const meta = encodeNewMeta({ ...init, id, startedBy, now: new Date(nowMs).toISOString() });
     const keys = importKeyList(this.keys(id));
     const args = [...this.commonArgs(), nowMs, id, ...meta];
     if ((await runImportScript(this.redis, 'create', keys, args)) !== 1) {
@@ -123,6 +128,7 @@ export class ImportStore {
     }
     // the index is in a slot of its own (Cluster); an entry whose import is gone is pruned
     await this.redis.zadd(importIndexKey(this.prefix), nowMs, id);
+    actor?.created.push(id);
     await pruneImportIndex(this.redis, this.prefix);
     return this.require(id);
   }

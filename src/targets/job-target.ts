@@ -4,6 +4,7 @@
  * against its own configuration of that name only if the fingerprint still matches
  * (`jobTarget`). Neither falls back to another target, and a refusal sends nothing.
  */
+import { checkTargetAllowed } from '../auth/target-limits.js';
 import { PorterError } from '../errors/porter-error.js';
 import { DEFAULT_TARGET, displayUrl, type Target, type TargetSet } from './targets.js';
 
@@ -50,6 +51,8 @@ export function bindTarget(
   intent: { writes: boolean },
 ): { target: Target; ref: Required<JobTargetRef> } {
   const target = targets.require(ref.target ?? DEFAULT_TARGET);
+  // a principal limited to other targets (a token's --targets) is refused
+  checkTargetAllowed(target.name);
   if (ref.targetFingerprint !== undefined && ref.targetFingerprint !== target.fingerprint) {
     throw changed(target, ref);
   }

@@ -54,6 +54,12 @@ export const targetEntrySchema = z.strictObject({
   maxInFlight: positiveInt.max(256).optional(),
   /** Every write is refused before anything is sent; reads, exports and dry runs still work. */
   readOnly: z.boolean().optional(),
+  /**
+   * Four eyes on this target's plans: true, a dry run's plan is applied by another principal
+   * than the one who started it; false, a held sync may be approved by whoever started it.
+   * Unset: held syncs need another principal, dry runs do not.
+   */
+  requireApproval: z.boolean().optional(),
 });
 export type TargetEntry = z.infer<typeof targetEntrySchema>;
 

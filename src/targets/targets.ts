@@ -33,6 +33,8 @@ export interface TargetSummary {
   maxRps: number;
   maxInFlight?: number;
   readOnly: boolean;
+  /** Four eyes on its plans, when the targets file says (see target-file.ts). */
+  requireApproval?: boolean;
   fingerprint: string;
   /** Where the target was defined: the targets file or the ADMIN_* variables. */
   from: 'file' | 'environment';
@@ -153,6 +155,7 @@ function buildTarget(
     maxRps,
     ...(entry.maxInFlight !== undefined ? { maxInFlight: entry.maxInFlight } : {}),
     readOnly: entry.readOnly === true,
+    ...(entry.requireApproval !== undefined ? { requireApproval: entry.requireApproval } : {}),
     fingerprint,
     from,
     ...(secrets.problems.length > 0 ? { problem: secrets.problems.join('; ') } : {}),

@@ -25,6 +25,10 @@ export const REDACT_PATHS = [
   '*.ADMIN_PASSWORD',
   '*.ADMIN_API_KEY',
   '*.PORTER_API_TOKEN',
+  'PORTER_OIDC_CLIENT_SECRET',
+  '*.PORTER_OIDC_CLIENT_SECRET',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
 ];
 
 export function createLogger(options: { level?: string; name?: string } = {}): Logger {

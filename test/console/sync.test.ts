@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { securityOf } from '../../src/app/security.js';
 import { compileScopePattern } from '../../src/sync/sync-options.js';
 import { csv } from '../helpers/pipeline.js';
 import { eventually, signIn, startConsoleHarness, type ConsoleHarness } from './harness.js';
@@ -74,6 +75,17 @@ describe('console: a sync held for approval', () => {
     // nothing written while it is held
     expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('held');
 
+    // four eyes: whoever started the sync cannot approve it
+    await approveThroughDialog(page, 'lock 2, update 1');
+    await page.getByText(/another principal with the approver role must approve it/).waitFor();
+    expect((await harness.pipeline.context.store.get(heldId))?.state).toBe('held');
+    const second = await securityOf(harness.pipeline.context).tokens.create(
+      { name: 'second-approver', role: 'approver' },
+      { at: new Date().toISOString(), actionId: 'test', who: { name: 'test' } },
+    );
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, harness.baseUrl, second.token);
+    await page.goto(`${harness.baseUrl}/console/#/imports/${encodeURIComponent(heldId)}`);
     await approveThroughDialog(page, 'lock 2, update 1');
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(heldId)));
     const applicationId = decodeURIComponent(page.url().split('#/imports/')[1]!);

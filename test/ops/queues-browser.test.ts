@@ -35,7 +35,7 @@ describe.skipIf(!existsSync(CHROMIUM))('/queues in a browser', () => {
     expect(first?.status()).toBe(401);
     await page.fill('input[name=token]', 'not-the-token');
     await page.click('button[type=submit]');
-    await expect.poll(() => page.textContent('body')).toContain('That is not the API token.');
+    await expect.poll(() => page.textContent('body')).toContain('That is not a porter token.');
     await page.fill('input[name=token]', TOKEN);
     await page.click('button[type=submit]');
     await page.waitForURL(`${baseUrl}/queues/`);

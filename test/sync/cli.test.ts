@@ -98,10 +98,15 @@ describe('porter sync exit codes', () => {
     expect(shown.stdout).toContain('held');
     expect(shown.stdout).toContain('planned: 1 unchanged, 3 lock');
 
-    const approved = await runPorter(['approve', id, '--wait', '--yes'], env);
+    // four eyes: the shell user who started it cannot approve it
+    const self = await runPorter(['approve', id, '--wait', '--yes'], env);
+    expect(self.code).toBe(77);
+    expect(self.stderr).toContain('[PORTER_APPROVAL_SELF]');
+    const reviewer = { ...env, PORTER_CLI_USER: 'reviewer' };
+    const approved = await runPorter(['approve', id, '--wait', '--yes'], reviewer);
     expect(approved.code, approved.stderr).toBe(0);
     expect(status(pipeline, 'c.three')).toBe('Locked');
-    const twice = await runPorter(['approve', id, '--yes'], env);
+    const twice = await runPorter(['approve', id, '--yes'], reviewer);
     expect(twice.code).toBe(65);
   });
 

@@ -20,6 +20,8 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   undo: async () => (await import('./undo.js')).registerUndoCommand,
   targets: async () => (await import('./targets.js')).registerTargetsCommand,
   map: async () => (await import('./map.js')).registerMapCommand,
+  tokens: async () => (await import('./tokens.js')).registerTokensCommand,
+  audit: async () => (await import('./audit.js')).registerAuditCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */

@@ -46,6 +46,8 @@ export const importSchema = {
     retryOf: { type: 'string' },
     applyOf: { type: 'string' },
     undoOf: { type: 'string' },
+    startedBy: { type: 'string', description: 'the principal that started it' },
+    approval: { type: 'object', additionalProperties: true },
     actions: { type: 'object', additionalProperties: { type: 'integer' } },
     lookup: { type: 'object', additionalProperties: true },
     sync: { type: 'object', additionalProperties: true },

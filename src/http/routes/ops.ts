@@ -13,8 +13,8 @@ import { queueBoardRoutes } from './queues.js';
 
 export interface OpsRoutesOptions {
   context: PorterContext;
-  /** The API token; the queue dashboard's session cookie stands for it. */
-  token: string;
+  /** PORTER_API_TOKEN; the queue dashboard's form takes it as well as stored tokens. */
+  token?: string;
   /**
    * The registry /metrics answers from. @defaultValue the context's metrics when they are
    * Prometheus metrics, else a new registry with the scrape-time figures only
@@ -46,6 +46,7 @@ export async function opsRoutes(app: FastifyInstance, options: OpsRoutesOptions)
   });
   await app.register(queueBoardRoutes, {
     queues: [context.importQueue, context.exportQueue],
+    context,
     token: options.token,
     readOnly: context.env.PORTER_QUEUES_READ_ONLY,
   });

@@ -9,17 +9,23 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
+import type { PorterContext } from '../../app/context.js';
+import { securityOf } from '../../app/security.js';
+import { whoOf } from '../../audit/audit-event.js';
+import { newActionId } from '../../audit/audit-log.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { BOARD_PATH } from '../access.js';
-import { checkBearer } from '../auth.js';
-import { boardCookie, newBoardSession } from '../board-session.js';
+import { checkFailureLimit, recordFailure, tokenPrincipal } from '../access-control.js';
+import { BOARD_COOKIE, cookieValue, sessionCookie } from '../board-session.js';
 import { loginPage } from '../login-page.js';
+import { actorOf } from '../request-actor.js';
 
 export interface QueueBoardOptions {
   /** The queues shown. */
   queues: readonly Queue[];
-  /** The API token the form takes and the session cookie stands for. */
-  token: string;
+  context: PorterContext;
+  /** PORTER_API_TOKEN, which the form takes as well as the tokens of `porter tokens create`. */
+  token?: string;
   /** Hide the buttons that change jobs (retry, remove, clean, pause). @defaultValue true */
   readOnly?: boolean;
 }
@@ -43,41 +49,63 @@ export async function queueBoardRoutes(
     (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
 
+  const { sessions, audit } = securityOf(options.context);
+  const cookie = (request: { protocol: string }, value: string | undefined): string =>
+    sessionCookie(BOARD_COOKIE, value, {
+      secure: request.protocol === 'https',
+      path: BOARD_PATH,
+      maxAgeSeconds: sessions.ttlSeconds,
+    });
+
   app.post<{ Body: { token?: unknown } }>(
     `${BOARD_PATH}/login`,
     { config: { access: 'public' }, schema: { hide: true } },
     async (request, reply) => {
       const given = typeof request.body?.token === 'string' ? request.body.token.trim() : '';
       try {
-        checkBearer(`Bearer ${given}`, options.token);
+        await checkFailureLimit(options.context, request);
       } catch (error) {
         if (!(error instanceof PorterError)) throw error;
+        return reply
+          .status(429)
+          .type('text/html; charset=utf-8')
+          .send(loginPage(`${BOARD_PATH}/login`, error.message));
+      }
+      const principal = given
+        ? await tokenPrincipal(options.context, given, options.token)
+        : undefined;
+      if (!principal) {
+        await recordFailure(options.context, request, 'signin.failed', { via: 'queues' });
         return reply
           .status(401)
           .header('cache-control', 'no-store')
           .type('text/html; charset=utf-8')
-          .send(loginPage(`${BOARD_PATH}/login`, 'That is not the API token.'));
+          .send(loginPage(`${BOARD_PATH}/login`, 'That is not a porter token.'));
       }
-      const cookie = boardCookie(newBoardSession(options.token), {
-        secure: request.protocol === 'https',
-        path: BOARD_PATH,
+      const { id } = await sessions.create(principal);
+      await audit.append({
+        at: new Date().toISOString(),
+        action: 'signin',
+        phase: 'done',
+        actionId: newActionId(),
+        who: whoOf(principal),
+        from: actorOf(request).from,
+        what: { via: 'queues' },
+        result: { ok: true },
       });
       return reply
         .status(303)
-        .header('set-cookie', cookie)
+        .header('set-cookie', cookie(request, id))
         .header('location', `${BOARD_PATH}/`)
         .send();
     },
   );
 
   app.post(`${BOARD_PATH}/logout`, { schema: { hide: true } }, async (request, reply) => {
-    const cookie = boardCookie(undefined, {
-      secure: request.protocol === 'https',
-      path: BOARD_PATH,
-    });
+    await sessions.end(cookieValue(request.headers.cookie, BOARD_COOKIE));
     return reply
       .status(303)
-      .header('set-cookie', cookie)
+      .header('set-cookie', cookie(request, undefined))
       .header('location', `${BOARD_PATH}/`)
       .send();
   });

@@ -1,0 +1,40 @@
+/**
+ * The stores of who may do what and who did: the audit trail, API tokens, browser sessions and
+ * the failed sign-in limit, over the context's Redis and configuration.
+ */
+import { AuditLog } from '../audit/audit-log.js';
+import { FailureLimit } from '../auth/failure-limit.js';
+import { SessionStore } from '../auth/sessions.js';
+import { TokenStore } from '../auth/token-store.js';
+import type { PorterContext } from './context.js';
+
+export interface Security {
+  audit: AuditLog;
+  tokens: TokenStore;
+  sessions: SessionStore;
+  failures: FailureLimit;
+}
+
+const made = new WeakMap<PorterContext, Security>();
+
+/** The context's security stores, made once per context. */
+export function securityOf(context: PorterContext): Security {
+  const known = made.get(context);
+  if (known) return known;
+  const { redis, env } = context;
+  const prefix = env.PORTER_PREFIX;
+  const audit = new AuditLog({
+    redis,
+    prefix,
+    retentionDays: env.PORTER_AUDIT_RETENTION_DAYS,
+    file: env.PORTER_AUDIT_FILE,
+  });
+  const security: Security = {
+    audit,
+    tokens: new TokenStore(redis, prefix, audit),
+    sessions: new SessionStore(redis, prefix, Math.round(env.PORTER_SESSION_HOURS * 3600)),
+    failures: new FailureLimit(redis, prefix, env.PORTER_AUTH_FAILURES_PER_MINUTE),
+  };
+  made.set(context, security);
+  return security;
+}

@@ -1,0 +1,31 @@
+/** One entry of the audit trail. docs/security.md describes the format. */
+import type { Principal } from '../auth/principal.js';
+
+export type AuditPhase = 'intent' | 'result' | 'done';
+
+export interface AuditEvent {
+  /** The stream entry's id (milliseconds-sequence), set when stored. */
+  id?: string;
+  /** When, ISO 8601. */
+  at: string;
+  /** What kind of action: `import.start`, `import.approve`, `token.create`, `signin.failed`… */
+  action: string;
+  /**
+   * `intent` is written before an action that cannot be written in the same Redis step as its
+   * event, `result` after it with the same `actionId`; `done` is an action and its event written
+   * in one step (or a refusal, which changes nothing).
+   */
+  phase: AuditPhase;
+  actionId: string;
+  who: { name: string; role?: string; via?: string };
+  from?: { address?: string; userAgent?: string };
+  /** Ids, target, mode, counts. */
+  what: Record<string, unknown>;
+  result?: { ok: boolean; status?: number; code?: string; message?: string };
+}
+
+/** The `who` of an event from a principal, or `anonymous`. */
+export function whoOf(principal: Principal | undefined): AuditEvent['who'] {
+  if (!principal) return { name: 'anonymous' };
+  return { name: principal.name, role: principal.role, via: principal.via };
+}

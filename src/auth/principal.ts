@@ -1,0 +1,38 @@
+/** Who is acting: a token, a console session, or the CLI's shell user. */
+import { userInfo } from 'node:os';
+import type { Role } from './roles.js';
+
+export interface Principal {
+  /** Shown in the audit trail and recorded on what it starts: `token:<name>`, `oidc:<subject>`, `cli:<user>`. */
+  name: string;
+  role: Role;
+  /** How it signed in. */
+  via: 'api-token' | 'token' | 'session' | 'oidc' | 'cli';
+  /** The only targets it may act on; undefined for all. */
+  targets?: readonly string[];
+  /** The stored token's id, when a token. */
+  tokenId?: string;
+}
+
+/** `PORTER_API_TOKEN`: one admin token, as before roles existed. */
+export const API_TOKEN_PRINCIPAL: Principal = {
+  name: 'token:PORTER_API_TOKEN',
+  role: 'admin',
+  via: 'api-token',
+};
+
+/**
+ * The CLI's principal. The CLI holds Redis itself, so API roles cannot bind it: it acts as
+ * admin, named after the shell user (`PORTER_CLI_USER` overrides, for a shared service account).
+ */
+export function cliPrincipal(env: NodeJS.ProcessEnv = process.env): Principal {
+  let user = env.PORTER_CLI_USER;
+  if (!user) {
+    try {
+      user = userInfo().username;
+    } catch {
+      user = env.USER ?? 'unknown';
+    }
+  }
+  return { name: `cli:${user}`, role: 'admin', via: 'cli' };
+}

@@ -1,0 +1,119 @@
+/**
+ * The CLI's principal and audit events. The CLI holds Redis itself, so API roles cannot bind
+ * it: it acts as admin, named `cli:<shell user>` (PORTER_CLI_USER overrides), and what it
+ * starts records that name. A command that changes state writes an `intent` event before it
+ * runs and a `result` event after (or its error), with the same action id.
+ */
+import type { Command } from 'commander';
+import { Redis } from 'ioredis';
+import { runAs, type Actor } from '../auth/acting.js';
+import { cliPrincipal } from '../auth/principal.js';
+import { whoOf, type AuditEvent } from '../audit/audit-event.js';
+import { AuditLog, newActionId } from '../audit/audit-log.js';
+import { loadEnv } from '../config/env.js';
+import { isPorterError } from '../errors/porter-error.js';
+
+/** Commands that change state, by their path, and their audit action. */
+const ACTIONS: Readonly<Record<string, string>> = {
+  import: 'import.start',
+  sync: 'import.start',
+  cancel: 'import.cancel',
+  resume: 'import.resume',
+  retry: 'import.retry',
+  apply: 'import.apply',
+  approve: 'import.approve',
+  undo: 'import.undo',
+  migrate: 'migration.start',
+  export: 'export.start',
+  'schedule add': 'schedule.add',
+  'schedule remove': 'schedule.remove',
+};
+
+const OPTION_KEYS = ['target', 'mode', 'dryRun', 'resource', 'name', 'folder'];
+
+function pathOf(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
+}
+
+interface Pending {
+  audit: AuditLog;
+  redis: Redis;
+  event: AuditEvent;
+}
+
+/** Runs the program as the CLI's principal, auditing the commands that change state. */
+export async function runAuditedCli(program: Command, run: () => Promise<unknown>): Promise<void> {
+  const actor: Actor = { principal: cliPrincipal(), from: { address: 'cli' }, created: [] };
+  let pending: Pending | undefined;
+  program.hook('preAction', async (_program, command) => {
+    const action = ACTIONS[pathOf(command)];
+    if (!action) return;
+    const env = loadEnv();
+    // no retries: a Redis that does not answer leaves the command to say so itself (or to
+    // refuse its arguments first); a command that cannot reach Redis changes nothing
+    const redis = new Redis(env.REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 5_000,
+    });
+    redis.on('error', () => {});
+    const audit = new AuditLog({
+      redis,
+      prefix: env.PORTER_PREFIX,
+      retentionDays: env.PORTER_AUDIT_RETENTION_DAYS,
+      file: env.PORTER_AUDIT_FILE,
+    });
+    const options = command.opts<Record<string, unknown>>();
+    const what: Record<string, unknown> = { command: pathOf(command) };
+    if (command.args.length > 0) what.args = command.args.slice(0, 10);
+    for (const key of OPTION_KEYS) if (options[key] !== undefined) what[key] = options[key];
+    actor.actionId = newActionId();
+    const event: AuditEvent = {
+      at: new Date().toISOString(),
+      action,
+      phase: 'intent',
+      actionId: actor.actionId,
+      who: whoOf(actor.principal),
+      from: actor.from,
+      what,
+    };
+    try {
+      await audit.append(event);
+    } catch {
+      redis.disconnect();
+      return;
+    }
+    pending = { audit, redis, event };
+  });
+  let failure: unknown;
+  try {
+    await runAs(actor, run);
+  } catch (error) {
+    failure = error;
+  }
+  if (pending) {
+    const { audit, redis, event } = pending;
+    try {
+      await audit.append({
+        ...event,
+        at: new Date().toISOString(),
+        phase: 'result',
+        what: { ...event.what, ...(actor.created.length > 0 ? { created: actor.created } : {}) },
+        result:
+          failure === undefined
+            ? { ok: process.exitCode === undefined || process.exitCode === 0 }
+            : {
+                ok: false,
+                code: isPorterError(failure) ? failure.code : 'PORTER_INTERNAL',
+                message: failure instanceof Error ? failure.message.slice(0, 300) : undefined,
+              },
+      });
+    } finally {
+      redis.disconnect();
+    }
+  }
+  if (failure !== undefined) throw failure;
+}
