@@ -48,7 +48,12 @@ function unavailable(settings: RedisSettings, cause: unknown): PorterError {
   const reason = (cause as Error | undefined)?.message?.split('\n')[0]?.slice(0, 200);
   return new PorterError(
     'PORTER_REDIS_UNAVAILABLE',
-    `no Redis answers at ${describeRedis(settings).replace(/^the /, '')}${reason ? ` (${reason})` : ''}: start one (redis-server --port 6379, or docker compose up -d redis) or set REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS`,
+    `no Redis answers at ${describeRedis(settings)
+      .replace(/^the /, '')
+      .replace(
+        /^Redis at /,
+        '',
+      )}${reason ? ` (${reason})` : ''}: start one (redis-server --port 6379, or docker compose up -d redis) or set REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS`,
     { cause },
   );
 }

@@ -234,7 +234,11 @@ describe('CLI: porter approve and porter apply say what they write and ask', () 
     );
     expect(sync.code, sync.stderr).toBe(3);
     const id = sync.stdout.trim();
-    const approved = await runPorter(['approve', id, '--yes', '--wait'], env);
+    // four eyes: another shell user approves what this one started
+    const approved = await runPorter(['approve', id, '--yes', '--wait'], {
+      ...env,
+      PORTER_CLI_USER: 'reviewer',
+    });
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stderr).toContain('writes: lock 2');
     expect(status(pipeline, 'hg.002')).toBe('Locked');

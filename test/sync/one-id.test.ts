@@ -47,7 +47,11 @@ async function heldSync(prefix: string): Promise<string> {
 describe('a held sync, approved, then undone by its own id', () => {
   it('status, undo and list follow the held id to the import that wrote it', async () => {
     const held = await heldSync('h');
-    const approved = await runPorter(['approve', held, '--yes', '--wait'], env);
+    // four eyes: another shell user approves what this one started
+    const approved = await runPorter(['approve', held, '--yes', '--wait'], {
+      ...env,
+      PORTER_CLI_USER: 'reviewer',
+    });
     expect(approved.code, approved.stderr).toBe(0);
     const writer = approved.stdout.trim();
     expect(status(pipeline, 'h.one')).toBe('Locked');

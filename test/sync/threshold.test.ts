@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { approveImport, cancelImport } from '../../src/app/imports.js';
 import { buildApiApp } from '../../src/http/build-app.js';
+import { securityOf } from '../../src/app/security.js';
 import { csv, type Pipeline } from '../helpers/pipeline.js';
 import { outcomes, runSync, seedUsers, startSyncPipeline, status, writes } from './sync-fixture.js';
 
@@ -147,10 +148,23 @@ describe('over HTTP', () => {
     });
     expect(writes(pipeline)).toBe(before);
 
-    const approved = await app.inject({
+    // four eyes: the token that started the sync cannot approve it; a second approver can
+    const self = await app.inject({
       method: 'POST',
       url: `/v1/imports/${id}/approve`,
       headers: auth,
+    });
+    expect(self.statusCode).toBe(403);
+    expect(self.json()).toMatchObject({ error: { code: 'PORTER_APPROVAL_SELF' } });
+    const second = await securityOf(pipeline.context).tokens.create(
+      { name: 'threshold-approver', role: 'approver' },
+      { at: new Date().toISOString(), actionId: 'test', who: { name: 'test' } },
+    );
+    const approverAuth = { authorization: `Bearer ${second.token}` };
+    const approved = await app.inject({
+      method: 'POST',
+      url: `/v1/imports/${id}/approve`,
+      headers: approverAuth,
     });
     expect(approved.statusCode).toBe(202);
     const done = await pipeline.waitFinal(approved.json<{ id: string }>().id);
@@ -159,7 +173,7 @@ describe('over HTTP', () => {
     const again = await app.inject({
       method: 'POST',
       url: `/v1/imports/${id}/approve`,
-      headers: auth,
+      headers: approverAuth,
     });
     expect(again.statusCode).toBe(409);
   });
