@@ -102,3 +102,16 @@ export async function signIn(page: Page, baseUrl: string, token = TOKEN): Promis
 export function eventually<T>(read: () => Promise<T> | T, timeout = 30_000) {
   return expect.poll(read, { timeout, interval: 100 });
 }
+
+/** Approve… opens a dialog naming the counts; its button works once they are typed. */
+export async function approveThroughDialog(page: Page, counts: string): Promise<void> {
+  await page.getByRole('button', { name: 'Approve…' }).click();
+  const dialog = page.getByRole('dialog', { name: /Approve the plan of/ });
+  await dialog.waitFor();
+  expect(await dialog.textContent()).toContain(`It writes ${counts}.`);
+  const go = dialog.getByRole('button', { name: `Approve: ${counts}` });
+  expect(await go.isDisabled()).toBe(true);
+  await dialog.getByLabel(`Type “${counts}” to confirm`).fill(counts);
+  await eventually(() => go.isDisabled()).toBe(false);
+  await go.click();
+}

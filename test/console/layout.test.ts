@@ -77,7 +77,8 @@ describe('console: layout and keyboard', () => {
   it('is usable from the keyboard, with a visible focus ring', async () => {
     const page = await harness.newPage();
     await page.goto(`${harness.baseUrl}/console/`);
-    // the token field has the focus on arrival
+    // the token field has the focus on arrival (once the page has asked for a session)
+    await page.locator('#token:focus').waitFor();
     await page.keyboard.type('console-browser-token-0123456789');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Imports', level: 1 }).waitFor();

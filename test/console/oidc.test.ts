@@ -11,10 +11,11 @@ import Provider from 'oidc-provider';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAs } from '../../src/auth/acting.js';
+import { confirmationText } from '../../src/app/plan-approval.js';
 import { securityOf } from '../../src/app/security.js';
 import { buildApiApp } from '../../src/http/build-app.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { launchChromium } from './harness.js';
+import { approveThroughDialog, launchChromium } from './harness.js';
 
 const GROUPS: Record<string, string[]> = {
   vic: ['staff'],
@@ -185,7 +186,8 @@ describe('console: sign-in with OpenID Connect', () => {
       .poll(() => page.locator('#who').textContent())
       .toBe('oidc:ann@example.com (approver)');
     await page.goto(`${baseUrl}/console/#/imports/${encodeURIComponent(held.info.id)}`);
-    await page.getByRole('button', { name: 'Approve' }).click();
+    const counts = confirmationText((await pipeline.context.store.get(held.info.id))!);
+    await approveThroughDialog(page, counts);
     await page.getByText(/another principal with the approver role must approve it/).waitFor();
     expect((await pipeline.context.store.get(held.info.id))?.state).toBe('held');
   });

@@ -1,9 +1,14 @@
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { securityOf } from '../../src/app/security.js';
 import { compileScopePattern } from '../../src/sync/sync-options.js';
 import { csv } from '../helpers/pipeline.js';
-import { eventually, signIn, startConsoleHarness, type ConsoleHarness } from './harness.js';
+import {
+  approveThroughDialog,
+  eventually,
+  signIn,
+  startConsoleHarness,
+  type ConsoleHarness,
+} from './harness.js';
 
 let harness: ConsoleHarness;
 
@@ -24,19 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
-
-/** Approve… opens a dialog naming the counts; its button works once they are typed. */
-async function approveThroughDialog(page: Page, counts: string): Promise<void> {
-  await page.getByRole('button', { name: 'Approve…' }).click();
-  const dialog = page.getByRole('dialog', { name: /Approve the plan of/ });
-  await dialog.waitFor();
-  expect(await dialog.textContent()).toContain(`It writes ${counts}.`);
-  const go = dialog.getByRole('button', { name: `Approve: ${counts}` });
-  expect(await go.isDisabled()).toBe(true);
-  await dialog.getByLabel(`Type “${counts}” to confirm`).fill(counts);
-  await eventually(() => go.isDisabled()).toBe(false);
-  await go.click();
-}
 
 describe('console: a sync held for approval', () => {
   it('shows the held plan and approves it from the page', async () => {
@@ -172,6 +164,14 @@ describe('console: a held plan leads with its locks and deletes', () => {
     await dialog.getByRole('button', { name: 'Back' }).click();
     expect((await pipeline.context.store.get(heldId))?.state).toBe('held');
 
+    // four eyes: a second approver approves the sync the first one started
+    const second = await securityOf(pipeline.context).tokens.create(
+      { name: 'many-approver', role: 'approver' },
+      { at: new Date().toISOString(), actionId: 'test', who: { name: 'test' } },
+    );
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, harness.baseUrl, second.token);
+    await page.goto(`${harness.baseUrl}/console/#/imports/${encodeURIComponent(heldId)}`);
     await approveThroughDialog(page, 'lock 10, update 110');
     await page.waitForURL((url) => !url.hash.endsWith(encodeURIComponent(heldId)));
     const applicationId = decodeURIComponent(page.url().split('#/imports/')[1]!);
