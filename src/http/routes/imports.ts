@@ -1,4 +1,5 @@
 /** /v1/imports: upload, state, streamed results, cancel. */
+import { visibleTargets } from '../../auth/target-limits.js';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type {} from '@fastify/swagger';
 import { PassThrough, pipeline, Readable } from 'node:stream';
@@ -198,7 +199,8 @@ export async function importRoutes(
         const next = `/v1/imports?limit=${limit}&cursor=${encodeURIComponent(page.next)}`;
         void reply.header('x-next-cursor', page.next).header('link', `<${next}>; rel="next"`);
       }
-      return page.imports.map(withLinks);
+      // a target-limited token sees its targets' imports only
+      return visibleTargets(page.imports, (info) => info.options.target).map(withLinks);
     },
   );
 
