@@ -37,6 +37,10 @@ const importScheduleSchema = {
     },
     next: { type: 'string', description: 'when it runs next (ISO time)' },
     iterations: { type: 'integer', description: 'runs started so far' },
+    addedBy: {
+      type: 'string',
+      description: 'the principal that added it; its runs start imports on its behalf',
+    },
   },
 } as const;
 

@@ -47,7 +47,15 @@ export const importSchema = {
     retryOf: { type: 'string' },
     applyOf: { type: 'string' },
     undoOf: { type: 'string' },
-    startedBy: { type: 'string', description: 'the principal that started it' },
+    startedBy: {
+      type: 'string',
+      description: 'the principal, schedule (`schedule:<name>`) or watched folder that started it',
+    },
+    onBehalfOf: {
+      type: 'string',
+      description: 'who added the schedule or started the watch that started it',
+    },
+    actionId: { type: 'string', description: 'the audit trail action that created it' },
     approval: { type: 'object', additionalProperties: true },
     actions: { type: 'object', additionalProperties: { type: 'integer' } },
     lookup: { type: 'object', additionalProperties: true },
