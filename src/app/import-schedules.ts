@@ -4,6 +4,7 @@
  * and run once when a scheduler fires.
  */
 import { isAbsolute } from 'node:path';
+import { currentPrincipal } from '../auth/acting.js';
 import { PorterError } from '../errors/porter-error.js';
 import { ScheduleHistory, type ScheduleRun } from '../imports/schedule-history.js';
 import { runScheduledImport } from '../imports/scheduled-import.js';
@@ -19,6 +20,7 @@ import {
 import { checkSchedule } from '../queue/schedules.js';
 import type { PorterContext } from './context.js';
 import { boundToTarget, startImport } from './imports.js';
+import { runAsWorker } from './worker-action.js';
 
 export interface ImportScheduleSubmission {
   name: string;
@@ -58,9 +60,14 @@ export async function addImportSchedule(
   // the schedule records its target's fingerprint now: a run after the target was configured
   // otherwise is refused (PORTER_TARGET_CHANGED) rather than sent elsewhere
   const options = boundToTarget(context, submission.request.options);
+  const addedBy = currentPrincipal()?.name;
   const info = await upsertImportSchedule(
     context.importScheduleQueue,
-    { ...submission, request: { ...submission.request, options } },
+    {
+      ...submission,
+      request: { ...submission.request, options },
+      ...(addedBy ? { addedBy } : {}),
+    },
     ttlSeconds(context),
   );
   await context.exportQueue.removeJobScheduler(submission.name);
@@ -107,7 +114,10 @@ export function deleteImportSchedule(context: PorterContext, name: string): Prom
   return removeImportSchedule(context.importScheduleQueue, name);
 }
 
-/** One run of an import schedule, as its worker makes it. */
+/**
+ * One run of an import schedule, as its worker makes it: its import is started by
+ * `schedule:<name>` on behalf of whoever added the schedule, between its audit events.
+ */
 export function runImportScheduleJob(
   context: PorterContext,
   data: ImportScheduleJobData,
@@ -125,7 +135,24 @@ export function runImportScheduleJob(
     {
       history: history(context),
       startImport: (source, fileName, options, onCreated) =>
-        startImport(context, { options, source, fileName }, onCreated),
+        runAsWorker(
+          context,
+          {
+            name: `schedule:${data.schedule.name}`,
+            via: 'schedule',
+            onBehalfOf: data.schedule.addedBy,
+          },
+          'import.start',
+          {
+            schedule: data.schedule.name,
+            file: request.file,
+            resource: options.resource,
+            mode: options.mode,
+            dryRun: options.dryRun,
+            target: options.target,
+          },
+          () => startImport(context, { options, source, fileName }, onCreated),
+        ),
       importState: (importId) => context.store.getState(importId),
     },
   );

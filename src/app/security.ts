@@ -38,3 +38,15 @@ export function securityOf(context: PorterContext): Security {
   made.set(context, security);
   return security;
 }
+
+/**
+ * How principals can sign in to the API besides sessions: PORTER_API_TOKEN, stored tokens
+ * (`porter tokens create`) or OpenID Connect. `porter api` refuses to start with none of them.
+ */
+export async function apiSignInWays(context: PorterContext): Promise<string[]> {
+  const ways: string[] = [];
+  if (context.env.PORTER_API_TOKEN) ways.push('PORTER_API_TOKEN');
+  if (context.env.PORTER_OIDC_ISSUER) ways.push('OpenID Connect');
+  if ((await securityOf(context).tokens.list()).length > 0) ways.push('stored tokens');
+  return ways;
+}

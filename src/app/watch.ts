@@ -4,7 +4,9 @@
  * the file and writes its report beside it.
  */
 import { createWriteStream } from 'node:fs';
+import { resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
+import { currentPrincipal } from '../auth/acting.js';
 import { isPorterError } from '../errors/porter-error.js';
 import type { ImportInfo, ImportOptions } from '../model/import.js';
 import {
@@ -16,6 +18,7 @@ import {
 import { SeenFiles } from '../watch/seen-files.js';
 import type { PorterContext } from './context.js';
 import { startImport, workersRunning, writeReport } from './imports.js';
+import { runAsWorker, type WorkerActor } from './worker-action.js';
 
 export interface WatchFolderOptions {
   dir: string;
@@ -68,6 +71,13 @@ export function createFolderWatcher(
   });
   const logger = context.logger.child({ component: 'watch', dir: watch.dir });
   const pollMs = watch.pollMs ?? 250;
+  // each file's import is started by the watch, on behalf of whoever started watching
+  const startedBy = currentPrincipal()?.name;
+  const worker: WorkerActor = {
+    name: `watch:${resolve(watch.dir)}`,
+    via: 'watch',
+    ...(startedBy ? { onBehalfOf: startedBy } : {}),
+  };
 
   /** Reads the import until it has ended (or is held), with one hint when no worker runs. */
   async function waitForEnd(importId: string): Promise<ImportInfo | undefined> {
@@ -92,13 +102,27 @@ export function createFolderWatcher(
   ): Promise<ImportOutcome> {
     let importId: string | undefined;
     try {
-      await startImport(
+      await runAsWorker(
         context,
-        { options: watch.options, source: file.open(), fileName: file.name },
-        (created) => {
-          importId = created.id;
-          onStarted(created.id);
+        worker,
+        'import.start',
+        {
+          folder: resolve(watch.dir),
+          file: file.name,
+          resource: watch.options.resource,
+          mode: watch.options.mode,
+          dryRun: watch.options.dryRun,
+          target: watch.options.target,
         },
+        () =>
+          startImport(
+            context,
+            { options: watch.options, source: file.open(), fileName: file.name },
+            (created) => {
+              importId = created.id;
+              onStarted(created.id);
+            },
+          ),
       );
     } catch (error) {
       // refused before an import existed for a passing reason (Redis away): try again later

@@ -17,7 +17,8 @@ export interface AuditEvent {
    */
   phase: AuditPhase;
   actionId: string;
-  who: { name: string; role?: string; via?: string };
+  /** `onBehalfOf`: who added the schedule or started the watch that acts. */
+  who: { name: string; role?: string; via?: string; onBehalfOf?: string };
   from?: { address?: string; userAgent?: string };
   /** Ids, target, mode, counts. */
   what: Record<string, unknown>;
@@ -27,5 +28,10 @@ export interface AuditEvent {
 /** The `who` of an event from a principal, or `anonymous`. */
 export function whoOf(principal: Principal | undefined): AuditEvent['who'] {
   if (!principal) return { name: 'anonymous' };
-  return { name: principal.name, role: principal.role, via: principal.via };
+  return {
+    name: principal.name,
+    role: principal.role,
+    via: principal.via,
+    ...(principal.onBehalfOf ? { onBehalfOf: principal.onBehalfOf } : {}),
+  };
 }

@@ -1,11 +1,13 @@
 /**
- * The audit trail: a Redis Stream, `<prefix>:audit`, written only by XADD (append-only), trimmed
- * by age (MINID, PORTER_AUDIT_RETENTION_DAYS) as entries are added. When PORTER_AUDIT_FILE is
- * set, each event is also appended to that file as one JSON line, for a log shipper.
+ * The audit trail: a Redis Stream, `<prefix>:{security}:audit`, written only by XADD
+ * (append-only), trimmed by age (MINID, PORTER_AUDIT_RETENTION_DAYS) as entries are added. When
+ * PORTER_AUDIT_FILE is set, each event is also appended to that file as one JSON line, for a log
+ * shipper.
  */
 import { appendFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { securityKey } from '../redis/key-tags.js';
 import type { AuditEvent } from './audit-event.js';
 
 export interface AuditLogOptions {
@@ -34,7 +36,7 @@ export function newActionId(): string {
 export class AuditLog {
   readonly key: string;
   constructor(private readonly options: AuditLogOptions) {
-    this.key = `${options.prefix}:audit`;
+    this.key = securityKey(options.prefix, 'audit');
   }
 
   /** The XADD of an event, trimmed by age, on a MULTI or pipeline that also does the action. */

@@ -23,11 +23,13 @@ export function needsFourEyes(targets: TargetSet, plan: ImportInfo): boolean {
 export function checkFourEyes(targets: TargetSet, plan: ImportInfo): void {
   const principal = currentPrincipal();
   if (!principal || !needsFourEyes(targets, plan)) return;
-  if (plan.startedBy !== undefined && plan.startedBy === principal.name) {
+  // a plan a schedule or watch started is its adder's: they do not approve it either
+  const starters = [plan.startedBy, plan.onBehalfOf].filter((name) => name !== undefined);
+  if (starters.includes(principal.name)) {
     throw new PorterError(
       'PORTER_APPROVAL_SELF',
-      `${principal.name} started import ${plan.id}; another principal with the approver role must ${plan.state === 'held' ? 'approve' : 'apply'} it`,
-      { details: { startedBy: plan.startedBy } },
+      `${principal.name} started import ${plan.id}${plan.startedBy !== principal.name ? ` (through ${plan.startedBy})` : ''}; another principal with the approver role must ${plan.state === 'held' ? 'approve' : 'apply'} it`,
+      { details: { startedBy: plan.startedBy, onBehalfOf: plan.onBehalfOf } },
     );
   }
 }

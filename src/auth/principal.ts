@@ -3,11 +3,16 @@ import { userInfo } from 'node:os';
 import type { Role } from './roles.js';
 
 export interface Principal {
-  /** Shown in the audit trail and recorded on what it starts: `token:<name>`, `oidc:<subject>`, `cli:<user>`. */
+  /**
+   * Shown in the audit trail and recorded on what it starts: `token:<name>`, `oidc:<subject>`,
+   * `cli:<user>`, or `schedule:<name>`, `watch:<dir>` for a worker's own runs.
+   */
   name: string;
   role: Role;
-  /** How it signed in. */
-  via: 'api-token' | 'token' | 'session' | 'oidc' | 'cli';
+  /** How it signed in; `schedule` and `watch` are a worker acting on its own. */
+  via: 'api-token' | 'token' | 'session' | 'oidc' | 'cli' | 'schedule' | 'watch';
+  /** For a schedule or watch: who added it, when known. */
+  onBehalfOf?: string;
   /** The only targets it may act on; undefined for all. */
   targets?: readonly string[];
   /** The stored token's id, when a token. */

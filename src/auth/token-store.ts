@@ -2,13 +2,15 @@
  * API tokens with a name, a role, optional target limits and an optional expiry. A token is
  * `porter_<id>_<secret>`: 32 random bytes of secret, of which only the sha256 is stored, compared
  * in constant time. The token itself is shown once, when created. Creating or revoking a token
- * and its audit event are one Redis step (MULTI).
+ * and its audit event are one Redis step (MULTI): both keys carry the `{security}` hash tag, so
+ * the MULTI holds on a Redis Cluster too.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { PorterError } from '../errors/porter-error.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { AuditEvent } from '../audit/audit-event.js';
+import { securityKey } from '../redis/key-tags.js';
 import type { Principal } from './principal.js';
 import type { Role } from './roles.js';
 
@@ -47,7 +49,7 @@ export class TokenStore {
     prefix: string,
     private readonly audit: AuditLog,
   ) {
-    this.key = `${prefix}:tokens`;
+    this.key = securityKey(prefix, 'tokens');
   }
 
   /** Creates a token; returns it (shown once) and what is kept of it. */

@@ -35,8 +35,11 @@ import { undoRoutes } from './routes/undo.js';
 
 export interface ApiOptions {
   context: PorterContext;
-  /** PORTER_API_TOKEN: an admin's bearer token (stored tokens and sessions work besides). */
-  token: string;
+  /**
+   * PORTER_API_TOKEN: an admin's bearer token (stored tokens and sessions work besides).
+   * Without it only stored tokens and sessions open the API.
+   */
+  token?: string;
   /** Largest upload accepted, in bytes. @defaultValue PORTER_MAX_UPLOAD_BYTES */
   maxUploadBytes?: number;
   /** Log requests (pino, JSON lines). @defaultValue false */
@@ -48,7 +51,7 @@ export interface ApiOptions {
 }
 
 export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance> {
-  if (options.token.length < 16) {
+  if (options.token !== undefined && options.token.length < 16) {
     throw new PorterError(
       'PORTER_CONFIG_INVALID',
       'PORTER_API_TOKEN: use a token of at least 16 characters',

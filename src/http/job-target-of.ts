@@ -1,6 +1,11 @@
-/** The target of the job a request names (`/v1/imports/:id`, `/v1/exports/:id`, `/v1/migrations/:id`). */
+/**
+ * The target of the job or schedule a request names (`/v1/imports/:id`, `/v1/exports/:id`,
+ * `/v1/migrations/:id`, `/v1/schedules/:name`, `/v1/import-schedules/:name`).
+ */
 import type { FastifyRequest } from 'fastify';
 import type { PorterContext } from '../app/context.js';
+import { requireSchedule } from '../app/exports.js';
+import { findImportSchedule } from '../app/import-schedules.js';
 import { migrationStore } from '../app/migrations.js';
 import { DEFAULT_TARGET } from '../targets/targets.js';
 
@@ -8,9 +13,19 @@ export async function jobTargetOf(
   context: PorterContext,
   request: FastifyRequest,
 ): Promise<string | undefined> {
-  const id = (request.params as { id?: unknown } | undefined)?.id;
-  if (typeof id !== 'string') return undefined;
+  const params = request.params as { id?: unknown; name?: unknown } | undefined;
   const url = request.routeOptions.url ?? '';
+  const name = params?.name;
+  if (typeof name === 'string' && url.startsWith('/v1/import-schedules/')) {
+    const info = await findImportSchedule(context, name);
+    return info ? (info.request.options.target ?? DEFAULT_TARGET) : undefined;
+  }
+  if (typeof name === 'string' && url.startsWith('/v1/schedules/')) {
+    const info = await requireSchedule(context, name).catch(() => undefined);
+    return info ? (info.request.target ?? DEFAULT_TARGET) : undefined;
+  }
+  const id = params?.id;
+  if (typeof id !== 'string') return undefined;
   if (url.startsWith('/v1/imports/')) {
     const info = await context.store.get(id);
     return info ? (info.options.target ?? DEFAULT_TARGET) : undefined;

@@ -207,8 +207,15 @@ export interface ImportInfo {
   writtenBy?: string;
   /** The import that turned back this one's changes (`porter undo`), the latest one. */
   undoneBy?: string;
-  /** The principal that started it (`token:<name>`, `oidc:<subject>`, `cli:<user>`), when known. */
+  /**
+   * The principal that started it (`token:<name>`, `oidc:<subject>`, `cli:<user>`), or the
+   * schedule or watched folder that did (`schedule:<name>`, `watch:<dir>`), when known.
+   */
   startedBy?: string;
+  /** Who added the schedule or started the watch that started it, when known. */
+  onBehalfOf?: string;
+  /** The audit trail's `actionId` of the action that created it. */
+  actionId?: string;
   /** Who approved or applied this plan, when, and its counts then. */
   approval?: ApprovalInfo;
 }

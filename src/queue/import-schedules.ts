@@ -24,7 +24,8 @@ export interface ScheduledImportRequest {
 }
 
 export interface ImportScheduleJobData {
-  schedule: { name: string };
+  /** `addedBy`: the principal that added the schedule, when known. */
+  schedule: { name: string; addedBy?: string };
   request: ScheduledImportRequest;
 }
 
@@ -35,6 +36,8 @@ export interface ImportScheduleDefinition {
   /** IANA time zone of the pattern. @defaultValue the worker's local zone */
   tz?: string;
   request: ScheduledImportRequest;
+  /** The principal that added it; its runs start imports on that principal's behalf. */
+  addedBy?: string;
 }
 
 export interface ImportScheduleInfo extends ImportScheduleDefinition {
@@ -83,6 +86,7 @@ function toInfo(
     cron: scheduler.pattern,
     request: data.request,
   };
+  if (data.schedule?.addedBy) info.addedBy = data.schedule.addedBy;
   if (scheduler.tz) info.tz = scheduler.tz;
   if (scheduler.next) info.next = new Date(scheduler.next).toISOString();
   if (scheduler.iterationCount !== undefined) info.iterations = scheduler.iterationCount;
@@ -95,13 +99,13 @@ export async function upsertImportSchedule(
   definition: ImportScheduleDefinition,
   jobTtlSeconds?: number,
 ): Promise<ImportScheduleInfo> {
-  const { name, cron, tz, request } = checkSchedule(definition);
+  const { name, cron, tz, request, addedBy } = checkSchedule(definition);
   await queue.upsertJobScheduler(
     name,
     { pattern: cron, ...(tz === undefined ? {} : { tz }) },
     {
       name: SCHEDULED_IMPORT_JOB_NAME,
-      data: { schedule: { name }, request },
+      data: { schedule: { name, ...(addedBy ? { addedBy } : {}) }, request },
       opts: importScheduleJobOptions(jobTtlSeconds),
     },
   );

@@ -23,3 +23,11 @@ export function queuePrefix(prefix: string, queueName: string): string {
 export function importKeyBase(prefix: string, importId: string): string {
   return `${prefix}:import:${hashTag(importId)}`;
 }
+
+/**
+ * A key of who may do what and who did: `<p>:{security}:<name>`. The token store and the audit
+ * stream are written together in one MULTI (a token and its event), so they share a slot.
+ */
+export function securityKey(prefix: string, name: 'tokens' | 'audit'): string {
+  return `${prefix}:${hashTag('security')}:${name}`;
+}

@@ -43,6 +43,8 @@ export function encodeNewMeta(init: {
   undoOf?: string;
   columns?: string[];
   startedBy?: string;
+  onBehalfOf?: string;
+  actionId?: string;
   now: string;
 }): string[] {
   const fields = [
@@ -70,6 +72,8 @@ export function encodeNewMeta(init: {
   if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);
   if (init.undoOf !== undefined) fields.push('undoOf', init.undoOf);
   if (init.startedBy !== undefined) fields.push('startedBy', init.startedBy);
+  if (init.onBehalfOf !== undefined) fields.push('onBehalfOf', init.onBehalfOf);
+  if (init.actionId !== undefined) fields.push('actionId', init.actionId);
   if (init.options.dryRun) fields.push('keepStaged', '1');
   // a sync settles only once its preparation added the server's records its file leaves out
   if (init.options.mode === 'sync') fields.push('syncPending', '1');
@@ -120,6 +124,8 @@ export function decodeImportInfo(
   if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;
   if (meta.undoOf !== undefined) info.undoOf = meta.undoOf;
   if (meta.startedBy !== undefined) info.startedBy = meta.startedBy;
+  if (meta.onBehalfOf !== undefined) info.onBehalfOf = meta.onBehalfOf;
+  if (meta.actionId !== undefined) info.actionId = meta.actionId;
   if (meta.approval !== undefined)
     info.approval = JSON.parse(meta.approval) as ImportInfo['approval'];
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;

@@ -120,7 +120,14 @@ export class ImportStore {
     const nowMs = Date.now();
     const actor = currentActor();
     const startedBy = init.startedBy ?? actor?.principal?.name;
-    const meta = encodeNewMeta({ ...init, id, startedBy, now: new Date(nowMs).toISOString() });
+    const meta = encodeNewMeta({
+      ...init,
+      id,
+      startedBy,
+      onBehalfOf: init.startedBy === undefined ? actor?.principal?.onBehalfOf : undefined,
+      actionId: actor?.actionId,
+      now: new Date(nowMs).toISOString(),
+    });
     const keys = importKeyList(this.keys(id));
     const args = [...this.commonArgs(), nowMs, id, ...meta];
     if ((await runImportScript(this.redis, 'create', keys, args)) !== 1) {

@@ -1,11 +1,13 @@
 /**
  * porter on a real 3-master Redis Cluster started from redis-server: an import, an export, a
- * sync and a migration run to the end, and the work spreads over the masters.
+ * sync and a migration run to the end, and the work spreads over the masters; API tokens are
+ * created and revoked with their audit events in one MULTI.
  */
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { startExport } from '../../src/app/exports.js';
+import { securityOf } from '../../src/app/security.js';
 import { loadEnv } from '../../src/config/env.js';
 import { checkRedis } from '../../src/redis/check-redis.js';
 import { requireMigration, startMigration } from '../../src/app/migrations.js';
@@ -122,6 +124,20 @@ describe('porter on a Redis Cluster', () => {
       await source?.close();
     }
   }, 90_000);
+
+  it('creates and revokes a token with its audit events (one MULTI, one slot)', async () => {
+    const { tokens, audit } = securityOf(harness.pipeline.context);
+    const by = { at: new Date().toISOString(), actionId: 'cluster', who: { name: 'test' } };
+    const { token, info } = await tokens.create({ name: 'cluster-ops', role: 'operator' }, by);
+    expect(await tokens.verify(token)).toMatchObject({ name: 'token:cluster-ops' });
+    await tokens.revoke('cluster-ops', by);
+    expect(await tokens.verify(token)).toBeUndefined();
+    const events = await audit.read({ action: 'token.' });
+    expect(events.map((event) => [event.action, event.what.tokenId])).toEqual([
+      ['token.revoke', info.id],
+      ['token.create', info.id],
+    ]);
+  });
 
   it('a REDIS_URL naming a Cluster node stops start-up with one line naming REDIS_CLUSTER_NODES', async () => {
     const url = `redis://127.0.0.1:${cluster.ports[0]}`;

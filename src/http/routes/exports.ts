@@ -1,4 +1,5 @@
 /** /v1/exports: queue an export, follow it, download its files. */
+import { visibleTargets } from '../../auth/target-limits.js';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
@@ -124,7 +125,10 @@ export async function exportRoutes(
         response: { 200: { type: 'array', items: exportSchema } },
       },
     },
-    async () => (await listExports(context)).map(withExportLinks),
+    async () =>
+      visibleTargets(await listExports(context), (info) => info.request.target).map(
+        withExportLinks,
+      ),
   );
 
   app.get<{ Params: { id: string } }>(

@@ -3,6 +3,7 @@
  * created from the command line only: a schedule reads a path on the worker's host, which an
  * HTTP client must not be able to choose.
  */
+import { visibleTargets } from '../../auth/target-limits.js';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
@@ -36,6 +37,10 @@ const importScheduleSchema = {
     },
     next: { type: 'string', description: 'when it runs next (ISO time)' },
     iterations: { type: 'integer', description: 'runs started so far' },
+    addedBy: {
+      type: 'string',
+      description: 'the principal that added it; its runs start imports on its behalf',
+    },
   },
 } as const;
 
@@ -72,7 +77,8 @@ export async function importScheduleRoutes(
         response: { 200: { type: 'array', items: importScheduleSchema } },
       },
     },
-    async () => listImportSchedules(context),
+    async () =>
+      visibleTargets(await listImportSchedules(context), (info) => info.request.options.target),
   );
 
   app.get<{ Params: { name: string } }>(

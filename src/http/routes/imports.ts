@@ -1,4 +1,5 @@
 /** /v1/imports: upload, state, streamed results, cancel. */
+import { visibleTargets } from '../../auth/target-limits.js';
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type {} from '@fastify/swagger';
 import { PassThrough, pipeline, Readable } from 'node:stream';
@@ -46,7 +47,15 @@ export const importSchema = {
     retryOf: { type: 'string' },
     applyOf: { type: 'string' },
     undoOf: { type: 'string' },
-    startedBy: { type: 'string', description: 'the principal that started it' },
+    startedBy: {
+      type: 'string',
+      description: 'the principal, schedule (`schedule:<name>`) or watched folder that started it',
+    },
+    onBehalfOf: {
+      type: 'string',
+      description: 'who added the schedule or started the watch that started it',
+    },
+    actionId: { type: 'string', description: 'the audit trail action that created it' },
     approval: { type: 'object', additionalProperties: true },
     actions: { type: 'object', additionalProperties: { type: 'integer' } },
     lookup: { type: 'object', additionalProperties: true },
@@ -198,7 +207,8 @@ export async function importRoutes(
         const next = `/v1/imports?limit=${limit}&cursor=${encodeURIComponent(page.next)}`;
         void reply.header('x-next-cursor', page.next).header('link', `<${next}>; rel="next"`);
       }
-      return page.imports.map(withLinks);
+      // a target-limited token sees its targets' imports only
+      return visibleTargets(page.imports, (info) => info.options.target).map(withLinks);
     },
   );
 

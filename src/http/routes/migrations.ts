@@ -2,6 +2,7 @@
  * /v1/migrations: a bundle uploaded as the request body (or a source target named by `from`),
  * and the migration's state, its two targets included.
  */
+import { visibleTargets } from '../../auth/target-limits.js';
 import { PassThrough, pipeline, type Readable } from 'node:stream';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
@@ -151,7 +152,7 @@ export async function migrationRoutes(
     },
     async (request) => {
       const list = await migrationStore(context).list(context.store, request.query.limit ?? 50);
-      return list.map(withLinks);
+      return visibleTargets(list, (info) => info.options.target).map(withLinks);
     },
   );
 

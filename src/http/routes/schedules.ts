@@ -1,4 +1,5 @@
 /** /v1/schedules: create, list, read and remove scheduled exports. */
+import { visibleTargets } from '../../auth/target-limits.js';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
@@ -108,7 +109,7 @@ export async function scheduleRoutes(
         response: { 200: { type: 'array', items: scheduleSchema } },
       },
     },
-    async () => listSchedules(context),
+    async () => visibleTargets(await listSchedules(context), (info) => info.request.target),
   );
 
   app.get<{ Params: { name: string } }>(
