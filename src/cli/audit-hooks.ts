@@ -41,6 +41,8 @@ interface Pending {
   audit: AuditLog;
   redis: Redis;
   event: AuditEvent;
+  /** A new connection and audit log, as the first were made. */
+  open: () => { audit: AuditLog; redis: Redis };
 }
 
 /** Runs the program as the CLI's principal, auditing the commands that change state. */
@@ -53,19 +55,23 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
     const env = loadEnv();
     // no retries: a Redis that does not answer leaves the command to say so itself (or to
     // refuse its arguments first); a command that cannot reach Redis changes nothing
-    const redis = new Redis(env.REDIS_URL, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      connectTimeout: 5_000,
-    });
-    redis.on('error', () => {});
-    const audit = new AuditLog({
-      redis,
-      prefix: env.PORTER_PREFIX,
-      retentionDays: env.PORTER_AUDIT_RETENTION_DAYS,
-      file: env.PORTER_AUDIT_FILE,
-    });
+    const open = (): { audit: AuditLog; redis: Redis } => {
+      const redis = new Redis(env.REDIS_URL, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        connectTimeout: 5_000,
+      });
+      redis.on('error', () => {});
+      const audit = new AuditLog({
+        redis,
+        prefix: env.PORTER_PREFIX,
+        retentionDays: env.PORTER_AUDIT_RETENTION_DAYS,
+        file: env.PORTER_AUDIT_FILE,
+      });
+      return { audit, redis };
+    };
+    const { audit, redis } = open();
     const options = command.opts<Record<string, unknown>>();
     const what: Record<string, unknown> = { command: pathOf(command) };
     if (command.args.length > 0) what.args = command.args.slice(0, 10);
@@ -86,7 +92,7 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
       redis.disconnect();
       return;
     }
-    pending = { audit, redis, event };
+    pending = { audit, redis, event, open };
   });
   let failure: unknown;
   try {
@@ -95,7 +101,13 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
     failure = error;
   }
   if (pending) {
-    const { audit, redis, event } = pending;
+    let { audit, redis } = pending;
+    const { event } = pending;
+    if (redis.status === 'end') {
+      // Redis went away while the command ran (it waited for it): this connection, which never
+      // reconnects, is closed for good; the result goes through a new one
+      ({ audit, redis } = pending.open());
+    }
     try {
       await audit.append({
         ...event,

@@ -1,7 +1,16 @@
 /**
  * Follows a job (an import, an export) until it ends: a live line on a terminal, plain lines
- * otherwise, and a hint when nothing moves for a while (e.g. no worker runs).
+ * otherwise, and a hint when nothing moves for a while (e.g. no worker runs). While Redis is
+ * away it says "waiting for Redis" once, and goes on following when Redis is back.
  */
+import { isConnectionError } from '../redis/outage-log.js';
+
+/** Whether Redis is away now, and news of when that changes (the context's RedisWatch). */
+export interface RedisPresence {
+  readonly down: boolean;
+  onChange(listener: (down: boolean) => void): () => void;
+}
+
 export interface FollowDisplay {
   out?: NodeJS.WriteStream;
   /** Milliseconds between reads. @defaultValue 250 */
@@ -10,6 +19,8 @@ export interface FollowDisplay {
   lineIntervalMs?: number;
   /** Said once when nothing moves for a while, e.g. that no worker runs. */
   stuckHint?: () => Promise<string | undefined>;
+  /** Where Redis stands: said as soon as it goes away, rather than when a read gives up. */
+  redis?: RedisPresence;
 }
 
 export interface FollowOptions<T> extends FollowDisplay {
@@ -30,8 +41,49 @@ export async function follow<T>(options: FollowOptions<T>): Promise<T> {
   let lastMark: unknown = Symbol('none');
   let lastMove = Date.now();
   let hinted = false;
-  for (;;) {
-    const info = await options.read();
+  // one line when Redis goes away, one when it is back; a read that fails meanwhile is tried again
+  let waiting = false;
+  const away = (): void => {
+    if (waiting) return;
+    waiting = true;
+    out.write(
+      `${tty ? '\n' : ''}waiting for Redis: it went away; following again when it is back\n`,
+    );
+  };
+  const back = (): void => {
+    if (!waiting) return;
+    waiting = false;
+    // time without Redis is not time without progress
+    lastMove = Date.now();
+    out.write('Redis is back; following\n');
+  };
+  const unsubscribe = options.redis?.onChange((down) => (down ? away() : undefined));
+  if (options.redis?.down) away();
+  try {
+    for (;;) {
+      const info = await readOrWait(options.read, away);
+      if (info === WAIT) {
+        await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 250));
+        continue;
+      }
+      back();
+      if (step(info) === DONE) return info!;
+      if (!hinted && options.stuckHint && Date.now() - lastMove > 3_000) {
+        hinted = true;
+        const hint = await options.stuckHint().catch((error: unknown) => {
+          if (isConnectionError(error)) return undefined;
+          throw error;
+        });
+        if (hint) out.write(`${tty ? '\n' : ''}${hint}\n`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 250));
+    }
+  } finally {
+    unsubscribe?.();
+  }
+
+  /** Shows one state; DONE when it is final. */
+  function step(info: T | undefined): typeof DONE | undefined {
     if (info === undefined)
       throw new Error(`the ${options.what} disappeared while it was followed`);
     const final = options.isFinal(info);
@@ -49,13 +101,25 @@ export async function follow<T>(options: FollowOptions<T>): Promise<T> {
     }
     if (final) {
       if (tty) out.write('\n');
-      return info;
+      return DONE;
     }
-    if (!hinted && options.stuckHint && Date.now() - lastMove > 3_000) {
-      hinted = true;
-      const hint = await options.stuckHint();
-      if (hint) out.write(`${tty ? '\n' : ''}${hint}\n`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 250));
+    return undefined;
+  }
+}
+
+const WAIT = Symbol('wait for Redis');
+const DONE = Symbol('done');
+
+/** Reads; a read that failed because Redis is away says so and gives WAIT. */
+async function readOrWait<T>(
+  read: () => Promise<T | undefined>,
+  away: () => void,
+): Promise<T | undefined | typeof WAIT> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!isConnectionError(error)) throw error;
+    away();
+    return WAIT;
   }
 }

@@ -2,6 +2,7 @@
 import { RECORD_ACTIONS, type ImportInfo, type LookupInfo } from '../model/import.js';
 import { describeLinks, importKind, plansOnly } from '../model/import-story.js';
 import { whyLines } from '../results/import-why.js';
+import { isConnectionError } from '../redis/outage-log.js';
 import { follow, type FollowDisplay } from './follow.js';
 import { describeSync } from './sync.js';
 
@@ -13,7 +14,14 @@ export interface ProgressOptions extends FollowDisplay {
 /** Waits until the import is settled (final, every record with its result), showing progress. */
 export async function followImport(options: ProgressOptions): Promise<ImportInfo> {
   const started = Date.now();
-  const firstDone = (await options.read())?.done ?? 0;
+  // a Redis away now is said by follow(); the rate then counts from nothing
+  const firstDone =
+    (
+      await options.read().catch((error: unknown) => {
+        if (isConnectionError(error)) return undefined;
+        throw error;
+      })
+    )?.done ?? 0;
   return follow({
     ...options,
     what: 'import',

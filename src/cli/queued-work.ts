@@ -111,6 +111,7 @@ export async function finishQueuedImport(
   }
   const final = await followImport({
     read: () => context.store.get(info.id),
+    redis: context.redisWatch,
     stuckHint: async () =>
       (await workersRunning(context))
         ? undefined

@@ -5,6 +5,10 @@
  * - permanent failure of several records: split (at the server's index when it names one,
  *   else in halves) until each bad record fails alone and its batch-mates succeed;
  * - ambiguous failure (sent, no answer): look up what landed, send only what is missing;
+ * - "already exists" for a call of several creates (a second run of the batch after Redis lost
+ *   its results, a rolled-back AOF): every create of the call is looked up at once, those the
+ *   server holds as this import would have written them are settled, and the rest go in one
+ *   call, instead of one record settled per refusal (a batch's size squared in records sent);
  * - a 2xx answer: each record is matched to its request record by key; one the answer leaves
  *   out is looked up, and succeeds only when the server is seen to hold it.
  *
@@ -23,6 +27,7 @@ import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './r
 import { confirmedResult, matchAnswer, readBackResult, unheldFields } from './answer-check.js';
 import { breakerOutcome } from './circuit-breaker.js';
 import { retryDelayMs, sleep, type RetryPolicy } from './retry-policy.js';
+import { readMany } from './settle-reads.js';
 
 export interface ExecuteContext {
   client: AdminClient;
@@ -56,13 +61,20 @@ export interface ExecuteContext {
   random?: () => number;
   /** Records per call at most (a size the server refused with 413 lowers it). */
   maxRecordsPerCall?: number;
+  /**
+   * From this many records to settle at once, one bulk read of the resource instead of a read
+   * per record (src/execute/settle-reads.ts); undefined: always a read per record.
+   */
+  bulkSettleFrom?: number;
 }
 
 export interface ExecuteStats {
   /** Write calls made (PUT, POST, DELETE). */
   writeCalls: number;
-  /** Reads made to reconcile uncertain records. */
+  /** Reads made to reconcile uncertain records (a bulk read counts once). */
   reconcileReads: number;
+  /** Of them, unfiltered reads of the whole resource. */
+  bulkReads?: number;
   /** Groups sent again as they were after a transient failure. */
   retries: number;
   /** Groups split in halves: to isolate a refused record, or to get around an unanswered one. */
@@ -128,6 +140,10 @@ class BatchRun {
   private acceptedCalls = 0;
   /** The last refusal of a record sent alone. */
   private lastLoneRefusal: AdminError | undefined;
+  /** What a read of many records at once found, by row: used by the next look at each. */
+  private readonly prefound = new Map<number, Record<string, unknown> | undefined>();
+  /** Rows a conflict already had looked up with their batch-mates: not again in this run. */
+  private readonly conflictChecked = new Set<number>();
 
   constructor(private readonly context: ExecuteContext) {
     this.uncertain = new Set(context.uncertainRows ?? []);
@@ -243,6 +259,10 @@ class BatchRun {
       retryDelayMs(this.context.retry, attempt, error, this.context.random),
       this.context.signal,
     );
+    if (kind === 'ambiguous') {
+      // what landed of the whole call is read at once, before the call is sent again or split
+      await this.prefind(ops.filter((op) => this.readsBeforeSend(op)));
+    }
     if (kind === 'ambiguous' && ops.length > 1) {
       // a server that never answers one of these records (or answers 500 for it) must not sink
       // the others: halving is not a retry of the same call, so the halves keep the attempt
@@ -266,6 +286,7 @@ class BatchRun {
       await this.failAlone(ops[0]!, error);
       return;
     }
+    if (isConflict(error) && (await this.settleConflicts(ops))) return;
     const index = error.index;
     const named =
       index !== undefined && Number.isInteger(index) && index >= 0 && index < ops.length;
@@ -344,6 +365,50 @@ class BatchRun {
     }
   }
 
+  /**
+   * "Already exists" for a call of several records: its creates the import saw absent are looked
+   * up together. One the server holds is this import's own when an earlier call of it may have
+   * created it (uncertain) or it holds exactly what this import would write, and fails
+   * ALREADY_EXISTS otherwise, as it would alone; the others are sent again in one call. False
+   * when every such create was looked up so before: the refusal is then isolated by splitting.
+   */
+  private async settleConflicts(ops: PlannedOp[]): Promise<boolean> {
+    const creates = ops.filter(
+      (op) => op.action === 'create' && op.knownAbsent && !this.conflictChecked.has(op.row),
+    );
+    if (creates.length === 0) return false;
+    for (const op of creates) this.conflictChecked.add(op.row);
+    const found = await this.findAll(creates);
+    const idField = RESOURCES[this.context.resource].idField;
+    for (const op of creates) {
+      const record = found.get(op);
+      if (!record) {
+        // seen absent: certain again until a later call of it fails without an answer
+        this.uncertain.delete(op.row);
+        continue;
+      }
+      const own =
+        this.uncertain.has(op.row) ||
+        unheldFields(this.context.resource, record, op.payload).length === 0;
+      this.finish(
+        op,
+        own
+          ? { status: 'succeeded', id: record[idField] as string | number }
+          : {
+              status: 'failed',
+              errorCode: 'ALREADY_EXISTS',
+              error: `${op.key} already exists`,
+              id: record[idField] as string | number,
+            },
+      );
+    }
+    const rest = ops.filter((op) => !this.results.has(op.row));
+    // none found: the refusal is about something else; split as for any refusal
+    if (rest.length === ops.length) return false;
+    await this.send(rest, 1);
+    return true;
+  }
+
   private async failAlone(op: PlannedOp, error: AdminError): Promise<void> {
     this.lastLoneRefusal = error;
     const wasUncertain = this.uncertain.has(op.row);
@@ -387,6 +452,7 @@ class BatchRun {
 
   /** For uncertain creates and deletes, asks the server what already happened. */
   private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
+    await this.prefind(ops.filter((op) => this.readsBeforeSend(op)));
     const pending: PlannedOp[] = [];
     for (const op of ops) {
       if (!this.readsBeforeSend(op)) {
@@ -420,7 +486,47 @@ class BatchRun {
     return false;
   }
 
+  /**
+   * Reads the records of several ops at once (src/execute/settle-reads.ts) for their next look;
+   * ops already read so, or a lone op, are left to be read when looked at.
+   */
+  private async prefind(ops: PlannedOp[]): Promise<void> {
+    const open = ops.filter((op) => !this.prefound.has(op.row));
+    if (open.length < 2) return;
+    for (const [op, record] of await this.findAll(open)) this.prefound.set(op.row, record);
+  }
+
+  /** The server's records of these ops, read at once: in bulk, or one by one in parallel. */
+  private async findAll(
+    ops: PlannedOp[],
+  ): Promise<Map<PlannedOp, Record<string, unknown> | undefined>> {
+    const { lookup, resource, bulkSettleFrom } = this.context;
+    const bulkBefore = lookup.bulkReads;
+    const found = await readMany(ops, {
+      resource,
+      lookup,
+      bulkFrom: bulkSettleFrom,
+      readOne: (op) => this.readOne(op),
+    });
+    const bulk = lookup.bulkReads - bulkBefore;
+    if (bulk > 0) {
+      this.stats.reconcileReads += bulk;
+      this.stats.bulkReads = (this.stats.bulkReads ?? 0) + bulk;
+    }
+    return found;
+  }
+
   private async find(op: PlannedOp): Promise<Record<string, unknown> | undefined> {
+    if (this.prefound.has(op.row)) {
+      // read with its batch-mates just before: once only, a later look reads afresh
+      const found = this.prefound.get(op.row);
+      this.prefound.delete(op.row);
+      return found;
+    }
+    return this.readOne(op);
+  }
+
+  private async readOne(op: PlannedOp): Promise<Record<string, unknown> | undefined> {
     this.stats.reconcileReads++;
     const { lookup, resource } = this.context;
     if (op.action === 'delete') {

@@ -12,6 +12,7 @@ import type { BatchPlan, DecidedResult, PlannedOp } from '../plan/planned-op.js'
 import type { ResourceName } from '../admin/resources.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { BULK_SETTLE_FROM } from './settle-reads.js';
 import { failureLimitReason } from './failure-limit.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { recordErrorMessage } from './record-error.js';
@@ -376,6 +377,8 @@ export async function runBatch(
     },
     signal: deps.signal,
     maxRecordsPerCall: batchSize,
+    // an import that read the directory in bulk settles many records with one such read too
+    bulkSettleFrom: info.lookup?.mode === 'snapshot' ? BULK_SETTLE_FROM : undefined,
   });
   if (outcome.stats.tooLargeAt !== undefined) {
     // the server refused this many records in one call: later batches send half as many

@@ -4,6 +4,7 @@
  */
 import type { AdminClient } from '../admin/client.js';
 import { AdminError } from '../admin/errors.js';
+import type { ResourceName, ResourceRecordMap } from '../admin/resources.js';
 import type { AclRecord, GroupRecord, UserRecord } from '../admin/schemas.js';
 import { breakerOutcome } from '../execute/circuit-breaker.js';
 import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
@@ -91,6 +92,29 @@ export class RecordLookup implements DirectoryView {
     );
     return acls.find((acl) => acl.name === name);
   }
+
+  /**
+   * The records of a resource that `keep` accepts, read with one unfiltered GET whose answer is
+   * streamed and filtered as it arrives (the interface has no multi-key filter): what settling
+   * many records at once costs in one call instead of one per record. Counts as one read.
+   */
+  readAll<R extends ResourceName>(
+    resource: R,
+    keep: (record: ResourceRecordMap[R]) => boolean,
+  ): Promise<ResourceRecordMap[R][]> {
+    this.bulkReads++;
+    return this.read(async () => {
+      const kept: ResourceRecordMap[R][] = [];
+      const { client, signal } = this.options;
+      for await (const records of client.streamBatches(resource, {}, signal)) {
+        for (const record of records) if (keep(record)) kept.push(record);
+      }
+      return kept;
+    });
+  }
+
+  /** Of the reads, unfiltered reads of a whole resource (readAll). */
+  bulkReads = 0;
 
   private read<T>(call: () => Promise<T>): Promise<T> {
     this.reads++;

@@ -4,6 +4,7 @@ import { setMaxListeners } from 'node:events';
  * is given up (attempts spent) reports its rows `unprocessed` so the import never hangs.
  */
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import { watchLocks } from './lock-watch.js';
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
 import { describeAdminFailure } from '../admin/errors.js';
@@ -228,8 +229,23 @@ export function createImportWorker(
   });
   // a worker that lost a batch's lock (Redis unreachable longer than the lock) stops that
   // batch: another worker may already be running it
-  worker.on('lockRenewalFailed', (jobIds) => {
+  // said once per batch: by the watch when the lock lapses unrenewed while Redis cannot be
+  // reached, or by Redis's answer to a renewal
+  const lockWatch = watchLocks(worker, {
+    lockDurationMs: lockDuration,
+    onLapsed: (jobIds) => {
+      for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
+      logger.warn(
+        { jobIds, batches: jobIds.map(batchOfJobId) },
+        'lost the lock of running batches: not renewed for a lock period (Redis unreachable), so another worker may take them over; stopped them',
+      );
+    },
+  });
+  worker.on('closed', () => lockWatch.close());
+  worker.on('lockRenewalFailed', (failed) => {
+    const jobIds = failed.filter((jobId) => !lockWatch.said(jobId));
     for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
+    if (jobIds.length === 0) return;
     logger.warn(
       { jobIds, batches: jobIds.map(batchOfJobId) },
       'lost the lock of running batches (another worker may have taken them over); stopped them',

@@ -233,7 +233,11 @@ async function demoImport(
   console.log(
     `\nimporting examples/${file} as ${options.resource} (${options.mode}): import ${info.id}`,
   );
-  const final = await followImport({ read: () => context.store.get(info.id), out: process.stdout });
+  const final = await followImport({
+    read: () => context.store.get(info.id),
+    out: process.stdout,
+    redis: context.redisWatch,
+  });
   console.log(summarize(final));
   return final;
 }

@@ -61,6 +61,7 @@ export function registerExportCommand(program: Command): void {
       }
       const final = await followExport({
         read: () => requireExport(context, info.id),
+        redis: context.redisWatch,
         stuckHint: async () =>
           (await exportWorkersRunning(context))
             ? undefined

@@ -194,6 +194,7 @@ export function followMigration(
   return follow({
     what: 'migration',
     read: () => requireMigration(context, migrationId),
+    redis: context.redisWatch,
     isFinal: (current) => until(current) || FINAL_MIGRATION_STATES.has(current.state),
     mark: (current) => `${current.state}:${current.stages.map((s) => s.done).join(',')}`,
     describe: summarizeMigration,

@@ -54,7 +54,10 @@ export function registerStatusCommands(program: Command): void {
       await withContext(async (context) => {
         if (isValidExportId(id)) {
           const exported = options.follow
-            ? await followExport({ read: () => requireExport(context, id) })
+            ? await followExport({
+                read: () => requireExport(context, id),
+                redis: context.redisWatch,
+              })
             : await requireExport(context, id);
           console.log(options.json ? JSON.stringify(exported, null, 2) : summarizeExport(exported));
           if (options.follow) process.exitCode = exported.state === 'completed' ? 0 : 1;
@@ -74,7 +77,7 @@ export function registerStatusCommands(program: Command): void {
         }
         if (options.follow) {
           await requireImport(context, id);
-          await followImport({ read: () => context.store.get(id) });
+          await followImport({ read: () => context.store.get(id), redis: context.redisWatch });
         }
         const info = await describeImport(context, id);
         if (options.follow) process.exitCode = importExitCode(info);
