@@ -11,36 +11,28 @@ const optionalSecret = z
   .optional()
   .transform((value) => (value === '' ? undefined : value));
 
+/** `host:port,host:port,…`, unset or empty: undefined. */
+const hostPortList = z
+  .string()
+  .optional()
+  .transform((text, context) => {
+    if (text === undefined || text === '') return undefined;
+    const nodes = parseHostPorts(text);
+    if (!nodes) {
+      context.addIssue({ code: 'custom', message: 'host:port pairs separated by commas' });
+      return z.NEVER;
+    }
+    return nodes;
+  });
+
 /** Every variable porter reads, with its default. docs/configuration.md mirrors this (a test checks). */
 export const envSchema = z.object({
   /** Redis holding queues, staged records and results. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Seed nodes of a Redis Cluster (`host:port,host:port,…`); set, porter talks to the Cluster. */
-  REDIS_CLUSTER_NODES: z
-    .string()
-    .optional()
-    .transform((text, context) => {
-      if (text === undefined || text === '') return undefined;
-      const nodes = parseHostPorts(text);
-      if (!nodes) {
-        context.addIssue({ code: 'custom', message: 'host:port pairs separated by commas' });
-        return z.NEVER;
-      }
-      return nodes;
-    }),
+  REDIS_CLUSTER_NODES: hostPortList,
   /** Sentinels of a Redis Sentinel set (`host:port,…`); set, porter asks them for the master. */
-  REDIS_SENTINELS: z
-    .string()
-    .optional()
-    .transform((text, context) => {
-      if (text === undefined || text === '') return undefined;
-      const nodes = parseHostPorts(text);
-      if (!nodes) {
-        context.addIssue({ code: 'custom', message: 'host:port pairs separated by commas' });
-        return z.NEVER;
-      }
-      return nodes;
-    }),
+  REDIS_SENTINELS: hostPortList,
   /** The master's name the Sentinels watch (their `sentinel monitor <name> …`). */
   REDIS_SENTINEL_NAME: z.string().min(1).optional(),
   /** ACL user and password of the Redis data nodes (every mode); the URL's own win for REDIS_URL. */

@@ -73,6 +73,28 @@ export async function recordFailure(
   });
 }
 
+/** Opens a session for a principal that just signed in, and writes its audit event; its id. */
+export async function signIn(
+  context: PorterContext,
+  request: FastifyRequest,
+  principal: Principal,
+  via: string,
+): Promise<string> {
+  const security = securityOf(context);
+  const { id } = await security.sessions.create(principal);
+  await security.audit.append({
+    at: new Date().toISOString(),
+    action: 'signin',
+    phase: 'done',
+    actionId: newActionId(),
+    who: whoOf(principal),
+    from: actorOf(request).from,
+    what: { via },
+    result: { ok: true },
+  });
+  return id;
+}
+
 /** Refuses the address once it failed too often this minute. */
 export async function checkFailureLimit(
   context: PorterContext,

@@ -11,9 +11,8 @@ import {
   writeReport,
   type ReportFormat,
 } from '../../app/imports.js';
-import { previewPlan } from '../../app/plan-approval.js';
 import { PorterError } from '../../errors/porter-error.js';
-import { confirmPlan } from '../confirm-plan.js';
+import { registerPlanCommand } from '../plan-command.js';
 import { RESULT_STATUSES, type ResultStatus } from '../../model/import.js';
 import { listOf, oneOf } from '../options.js';
 import { checkOutputDirectory, checkOutputFile, openOutputFile } from '../paths.js';
@@ -158,30 +157,15 @@ export function registerStatusCommands(program: Command): void {
       });
     });
 
-  const apply = program
-    .command('apply')
-    .description(
+  registerPlanCommand(program, {
+    name: 'apply',
+    description:
       'Apply a finished dry run: write its planned records, each only if the server still holds what it was planned against. Prints the counts and the first deletes and locks, then asks (--yes: does not ask)',
-    )
-    .argument('<id>', 'id of the dry run')
-    .option(
-      '--yes',
-      'apply without asking (needed when not on a terminal); the counts and first deletes and locks are printed all the same',
-    );
-  addReportOptions(
-    addWaitOptions(apply, 'new import'),
-    'write the per-record report of the new import to this file',
-  ).action(async (id: string, options: ReportValues & { yes?: boolean }) => {
-    willWait(options);
-    await checkReportArguments(options);
-    await withContext(async (context) => {
-      const plan = await requireImport(context, id);
-      await confirmPlan(await previewPlan(context, plan, 'apply'), options.yes === true);
-      const info = await applyImport(context, id, (created) => console.log(created.id));
-      await finishQueuedImport(context, info, options, {
-        queuedText: `queued: the plan of ${id}`,
-      });
-    });
+    idText: 'the dry run',
+    yesText: 'apply without asking',
+    writer: 'new import',
+    write: (context, id, onCreated) => applyImport(context, id, onCreated),
+    queuedText: (id) => `queued: the plan of ${id}`,
   });
 
   const retry = program

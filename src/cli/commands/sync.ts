@@ -1,19 +1,10 @@
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import { approveImport, requireImport } from '../../app/imports.js';
-import { previewPlan } from '../../app/plan-approval.js';
-import { confirmPlan } from '../confirm-plan.js';
+import { approveImport } from '../../app/imports.js';
 import { addImportOptions } from '../import-options.js';
 import { oneOf } from '../options.js';
-import {
-  addReportOptions,
-  addWaitOptions,
-  checkReportArguments,
-  finishQueuedImport,
-  willWait,
-  type ReportValues,
-} from '../queued-work.js';
-import { withContext } from '../with-context.js';
+import { registerPlanCommand } from '../plan-command.js';
+import { addReportOptions, addWaitOptions } from '../queued-work.js';
 import { runImport, type ImportCommandOptions } from './import.js';
 
 type SyncCommandLine = Omit<ImportCommandOptions, 'mode' | 'resource'> & {
@@ -48,29 +39,14 @@ export function registerSyncCommands(program: Command): void {
     runImport(file, { ...options, mode: 'sync', lookup: undefined }, true),
   );
 
-  const approve = program
-    .command('approve')
-    .description(
+  registerPlanCommand(program, {
+    name: 'approve',
+    description:
       'Write the plan of a held sync as planned: each record only if the server still holds what it was planned against. Prints the counts and the first locks and deletes, then asks (--yes: does not ask)',
-    )
-    .argument('<id>', 'id of the held sync')
-    .option(
-      '--yes',
-      'approve without asking (needed when not on a terminal); the counts and first locks and deletes are printed all the same',
-    );
-  addReportOptions(
-    addWaitOptions(approve, 'import that writes the plan'),
-    'write the per-record report of the import that writes the plan to this file',
-  ).action(async (id: string, options: ReportValues & { yes?: boolean }) => {
-    willWait(options);
-    await checkReportArguments(options);
-    await withContext(async (context) => {
-      const held = await requireImport(context, id);
-      await confirmPlan(await previewPlan(context, held, 'approve'), options.yes === true);
-      const info = await approveImport(context, id, (created) => console.log(created.id));
-      await finishQueuedImport(context, info, options, {
-        queuedText: `queued: the plan of ${id}, written by import ${info.id}`,
-      });
-    });
+    idText: 'the held sync',
+    yesText: 'approve without asking',
+    writer: 'import that writes the plan',
+    write: (context, id, onCreated) => approveImport(context, id, onCreated),
+    queuedText: (id, info) => `queued: the plan of ${id}, written by import ${info.id}`,
   });
 }

@@ -11,14 +11,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Queue } from 'bullmq';
 import type { PorterContext } from '../../app/context.js';
 import { securityOf } from '../../app/security.js';
-import { whoOf } from '../../audit/audit-event.js';
-import { newActionId } from '../../audit/audit-log.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { BOARD_PATH } from '../access.js';
-import { checkFailureLimit, recordFailure, tokenPrincipal } from '../access-control.js';
+import { checkFailureLimit, recordFailure, signIn, tokenPrincipal } from '../access-control.js';
 import { BOARD_COOKIE, cookieValue, sessionCookie } from '../board-session.js';
 import { loginPage } from '../login-page.js';
-import { actorOf } from '../request-actor.js';
 
 export interface QueueBoardOptions {
   /** The queues shown. */
@@ -49,7 +46,7 @@ export async function queueBoardRoutes(
     (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
 
-  const { sessions, audit } = securityOf(options.context);
+  const { sessions } = securityOf(options.context);
   const cookie = (request: { protocol: string }, value: string | undefined): string =>
     sessionCookie(BOARD_COOKIE, value, {
       secure: request.protocol === 'https',
@@ -82,17 +79,7 @@ export async function queueBoardRoutes(
           .type('text/html; charset=utf-8')
           .send(loginPage(`${BOARD_PATH}/login`, 'That is not a porter token.'));
       }
-      const { id } = await sessions.create(principal);
-      await audit.append({
-        at: new Date().toISOString(),
-        action: 'signin',
-        phase: 'done',
-        actionId: newActionId(),
-        who: whoOf(principal),
-        from: actorOf(request).from,
-        what: { via: 'queues' },
-        result: { ok: true },
-      });
+      const id = await signIn(options.context, request, principal, 'queues');
       return reply
         .status(303)
         .header('set-cookie', cookie(request, id))

@@ -8,10 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
 import { securityOf } from '../../app/security.js';
 import { OidcSignIn, oidcSettings } from '../../auth/oidc.js';
-import { whoOf } from '../../audit/audit-event.js';
-import { newActionId } from '../../audit/audit-log.js';
 import { PorterError } from '../../errors/porter-error.js';
-import { checkFailureLimit, recordFailure, SESSION_COOKIE } from '../access-control.js';
+import { checkFailureLimit, recordFailure, SESSION_COOKIE, signIn } from '../access-control.js';
 import { cookieValue, sessionCookie } from '../board-session.js';
 import { actorOf } from '../request-actor.js';
 
@@ -28,7 +26,7 @@ export async function sessionRoutes(
   options: SessionRoutesOptions,
 ): Promise<void> {
   const { context } = options;
-  const { sessions, audit } = securityOf(context);
+  const { sessions } = securityOf(context);
   const settings = oidcSettings(context.env);
   const oidc = settings
     ? new OidcSignIn(settings, context.redis, context.env.PORTER_PREFIX)
@@ -99,17 +97,7 @@ export async function sessionRoutes(
         });
         return refusal(reply, message);
       }
-      const { id } = await sessions.create(principal);
-      await audit.append({
-        at: new Date().toISOString(),
-        action: 'signin',
-        phase: 'done',
-        actionId: newActionId(),
-        who: whoOf(principal),
-        from: actorOf(request).from,
-        what: { via: 'oidc' },
-        result: { ok: true },
-      });
+      const id = await signIn(context, request, principal, 'oidc');
       return reply
         .status(303)
         .header('set-cookie', cookie(request, id))
