@@ -173,6 +173,8 @@ export interface ImportInfo {
   retryOf?: string;
   createdAt: string;
   updatedAt: string;
+  /** When the whole upload was read, and its records staged or reported (state queued). */
+  receivedAt?: string;
   finishedAt?: string;
   /** Records in the upload; known once it is received. */
   total: number;

@@ -128,6 +128,7 @@ export function decodeImportInfo(
   if (meta.actionId !== undefined) info.actionId = meta.actionId;
   if (meta.approval !== undefined)
     info.approval = JSON.parse(meta.approval) as ImportInfo['approval'];
+  if (meta.receivedAt !== undefined) info.receivedAt = meta.receivedAt;
   if (meta.finishedAt !== undefined) info.finishedAt = meta.finishedAt;
   if (meta.lookup !== undefined) info.lookup = JSON.parse(meta.lookup) as ImportInfo['lookup'];
   if (meta.sync !== undefined) info.sync = JSON.parse(meta.sync) as ImportInfo['sync'];

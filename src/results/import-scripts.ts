@@ -82,7 +82,7 @@ return length
 
 /**
  * ARGV: ttl, now, channel, total, batches. receiving → queued with the total; an import cancelled
- * meanwhile keeps its state but learns the total. Returns {meta, counts}, -1 missing, -2 when
+ * meanwhile keeps its state but learns the total. Either records when (receivedAt). Returns {meta, counts}, -1 missing, -2 when
  * already received with another total.
  */
 const MARK_RECEIVED = `
@@ -91,9 +91,9 @@ local state, stored = m[1], tonumber(m[2]) or -1
 if not state then return -1 end
 local total = tonumber(ARGV[4])
 if state == 'receiving' then
-  redis.call('HSET', KEYS[1], 'state', 'queued', 'total', total, 'batches', ARGV[5], 'updatedAt', now)
+  redis.call('HSET', KEYS[1], 'state', 'queued', 'total', total, 'batches', ARGV[5], 'updatedAt', now, 'receivedAt', now)
 elseif stored < 0 and m[3] ~= '1' then
-  redis.call('HSET', KEYS[1], 'total', total, 'batches', ARGV[5], 'updatedAt', now)
+  redis.call('HSET', KEYS[1], 'total', total, 'batches', ARGV[5], 'updatedAt', now, 'receivedAt', now)
 elseif stored >= 0 and stored ~= total then
   return -2
 end

@@ -126,6 +126,18 @@ describe('markReceived', () => {
     expect(received).toMatchObject({ total: 3, done: 3, batches: 0 });
   });
 
+  it('records when the upload was received, once', async () => {
+    const info = await store.create({ options: OPTIONS });
+    await store.stage(info.id, [staged(1)]);
+    expect((await store.get(info.id))?.receivedAt).toBeUndefined();
+    const received = await store.markReceived(info.id, { total: 1, batches: 1 });
+    expect(Date.parse(received.receivedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(info.createdAt),
+    );
+    const again = await store.markReceived(info.id, { total: 1, batches: 1 });
+    expect(again.receivedAt).toBe(received.receivedAt);
+  });
+
   it('may be called again with the same total, not with another', async () => {
     const id = await queuedImport(2);
     expect((await store.markReceived(id, { total: 2, batches: 1 })).state).toBe('queued');

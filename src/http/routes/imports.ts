@@ -62,6 +62,10 @@ export const importSchema = {
     sync: { type: 'object', additionalProperties: true },
     createdAt: { type: 'string' },
     updatedAt: { type: 'string' },
+    receivedAt: {
+      type: 'string',
+      description: 'when the whole upload was read, and its records staged or reported',
+    },
     finishedAt: { type: 'string' },
     settled: {
       type: 'boolean',
