@@ -43,6 +43,7 @@ import { Redis } from 'ioredis';
 import { AdminClient } from '../src/admin/client.js';
 import type { UserRecord } from '../src/admin/schemas.js';
 import { IMPORT_QUEUE } from '../src/queue/import-queue.js';
+import { queuePrefix } from '../src/redis/key-tags.js';
 import { importIndexKey } from '../src/results/import-keys.js';
 import { ImportStore } from '../src/results/import-store.js';
 import { startSandbox } from '../src/sandbox/server.js';
@@ -334,7 +335,10 @@ async function ownKeys(redis: Redis): Promise<{ keys: number; bytes: number }> {
 
 /** Waits until BullMQ sees `count` worker connections on the import queue. */
 async function workersReady(count: number, children: ChildProcess[]): Promise<void> {
-  const queue = new Queue(IMPORT_QUEUE, { connection: { url: redisUrl }, prefix });
+  const queue = new Queue(IMPORT_QUEUE, {
+    connection: { url: redisUrl },
+    prefix: queuePrefix(prefix, IMPORT_QUEUE),
+  });
   readiness = queue;
   try {
     const deadline = Date.now() + 120_000;
