@@ -8,8 +8,8 @@
  *
  *   npx tsx bench/import-throughput.ts [--rows 1000000] [--batch-size 100] [--concurrency 8]
  *       [--latency MS] [--workers N | --curve 1,2,4] [--mode create|upsert [--preseed]]
- *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--json] [--cpu-prof DIR]
- *       [--heap MB]
+ *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--redis private|shared]
+ *       [--json] [--cpu-prof DIR] [--heap MB]
  *
  * --concurrency is per worker process (`porter worker --concurrency C`); the direct run keeps
  * workers × C calls in flight. --curve runs direct and end to end once per worker count.
@@ -22,18 +22,28 @@
  * --heap MB runs the producer and the workers with --max-old-space-size=MB, as
  * docker-compose.yml does (docs/configuration.md#memory); 0 (default) keeps V8's own ceiling, as
  * a plain `porter worker` has. The sandbox always keeps V8's own.
+ * --redis private (the default when redis-server is on PATH) starts a redis-server of its own
+ * for each end-to-end run, on a free port and without persistence, so its CPU time and memory
+ * are the run's alone; shared uses Redis at REDIS_URL (default redis://127.0.0.1:6379) under a
+ * key prefix of its own, cleaned after each end-to-end run.
  * --json prints the human lines on stderr and one JSON line of every figure on stdout.
  *
  * Memory: peak resident memory (VmHWM) of the producer, each worker and a sandbox child, and
  * Redis `used_memory` before the import, at its peak (sampled every 200 ms) and once it settles.
  *
- * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379); uses its own key prefix, cleaned
- * after each end-to-end run.
+ * Cost: CPU time (user + system, from /proc/<pid>/stat) per record of each process over the
+ * import: the producer over its whole life (it reports its own at exit: a process that has ended
+ * has no /proc entry left to read), and the workers, the redis-server and the sandbox child
+ * between the producer's start and its exit. A shared Redis reports its own (INFO cpu), which
+ * counts every other client of it too.
+ *
+ * Upload: from the producer's start until the import recorded its upload received (receivedAt:
+ * every record parsed, checked and staged or reported).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -41,6 +51,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AdminClient } from '../src/admin/client.js';
+import { startLocalRedis, type LocalRedis } from '../src/app/local-redis.js';
 import type { UserRecord } from '../src/admin/schemas.js';
 import { IMPORT_QUEUE } from '../src/queue/import-queue.js';
 import { queuePrefix } from '../src/redis/key-tags.js';
@@ -48,6 +59,8 @@ import { importIndexKey } from '../src/results/import-keys.js';
 import { ImportStore } from '../src/results/import-store.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { deleteKeysWithPrefix } from '../src/util/redis.js';
+import { costLines, importCost, type ImportCpu } from './lib/import-cost.js';
+import { CLOCK_TICKS, cpuSeconds, EXIT_HOOK, exitReport, peakMiB } from './lib/process-cost.js';
 
 const { values } = parseArgs({
   options: {
@@ -61,6 +74,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'create' },
     preseed: { type: 'boolean', default: false },
     sandbox: { type: 'string', default: 'process' },
+    redis: { type: 'string' },
     json: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     heap: { type: 'string', default: '0' },
@@ -97,8 +111,24 @@ const placement = values.sandbox;
 // by the machine's memory, under which a worker keeps ~100 MiB of garbage before collecting it
 const heapMb = whole('heap', values.heap, 0);
 if (placement !== 'process' && placement !== 'inline') usage('--sandbox must be process or inline');
+const redisServerOnPath = ((): boolean => {
+  try {
+    execSync('command -v redis-server', { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const redisMode = values.redis ?? (redisServerOnPath ? 'private' : 'shared');
+if (redisMode !== 'private' && redisMode !== 'shared') usage('--redis must be private or shared');
+if (redisMode === 'private' && !redisServerOnPath)
+  usage('--redis private needs redis-server on PATH');
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const sharedRedisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The Redis of the end-to-end run under way: the shared one, or the run's private one. */
+let redisUrl = sharedRedisUrl;
+/** The private redis-server of the end-to-end run under way. */
+let privateRedis: LocalRedis | undefined;
 const prefix = `porter-bench-${process.pid}`;
 /** Human lines go to stderr under --json, so stdout is exactly one JSON line. */
 const say = (line: string): void => (values.json ? console.error(line) : console.log(line));
@@ -107,6 +137,23 @@ const mib = (bytes: number): string => (bytes / MiB).toFixed(1);
 /** Bytes per record with its sign: a shared Redis can shrink while the import runs. */
 const perRecord = (bytes: number): string =>
   `${bytes >= 0 ? '+' : '−'}${Math.abs(bytes / rows).toFixed(0)} B/record`;
+/** CPU seconds as microseconds per record. */
+const usPerRecord = (seconds: number): number => (seconds * 1e6) / rows;
+/** The upload's seconds and rows per second: from the producer's start, and without start-up. */
+function uploadRates(phases: Phases): {
+  seconds: number;
+  rowsPerSecond: number;
+  readAndStageSeconds: number;
+  readAndStageRowsPerSecond: number;
+} {
+  const seconds = phases.startUp + phases.upload;
+  return {
+    seconds,
+    rowsPerSecond: rows / seconds,
+    readAndStageSeconds: phases.upload,
+    readAndStageRowsPerSecond: rows / phases.upload,
+  };
+}
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function user(index: number, first = 'First'): UserRecord {
@@ -131,40 +178,16 @@ async function writeCsv(file: string): Promise<void> {
   await once(out, 'finish');
 }
 
-// ---- peak resident memory ----
+// ---- child processes ----
 
-/**
- * Loaded into every child with `node --import`: on exit the child writes its own VmHWM (kB) to
- * BENCH_HWM_DIR/<pid>, so a process that has ended (the producer) still reports its true peak.
- */
-const HWM_HOOK = `data:text/javascript,${encodeURIComponent(
-  "import{readFileSync,writeFileSync}from'node:fs';const d=process.env.BENCH_HWM_DIR;" +
-    "if(d)process.on('exit',()=>{try{const m=/VmHWM:\\s+(\\d+) kB/.exec(readFileSync('/proc/self/status','utf8'));" +
-    "if(m)writeFileSync(d+'/'+process.pid,m[1])}catch{}});",
-)}`;
-
-let hwmDir = '';
+/** Where children write their exit reports (lib/process-cost.ts). */
+let exitDir = '';
 /** Children still running, and the import under way: what SIGINT/SIGTERM cleans up and reports. */
 const running = new Set<ChildProcess>();
 let importUnderWay: { started: number; lines: string[] } | undefined;
 let readiness: Queue | undefined;
 /** Set once a signal arrived: the cleanup it runs ends the process. */
 let stopping = false;
-
-/** Peak resident memory (VmHWM) of a process in MiB: live from /proc, else from its exit file. */
-async function peakMiB(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return 0;
-  for (const file of [`/proc/${pid}/status`, join(hwmDir, String(pid))]) {
-    try {
-      const text = await readFile(file, 'utf8');
-      const kB = file.startsWith('/proc') ? /VmHWM:\s+(\d+) kB/.exec(text)?.[1] : text.trim();
-      if (kB) return Number(kB) / 1024;
-    } catch {
-      // gone, or no exit file yet
-    }
-  }
-  return 0;
-}
 
 function porter(
   args: string[],
@@ -175,9 +198,9 @@ function porter(
   const heap = heapMb > 0 && args[0] !== 'sandbox' ? [`--max-old-space-size=${heapMb}`] : [];
   const child = spawn(
     'node',
-    [...profile, ...heap, '--import', HWM_HOOK, 'bin/porter.js', ...args],
+    [...profile, ...heap, '--import', EXIT_HOOK, 'bin/porter.js', ...args],
     {
-      env: { ...env, BENCH_HWM_DIR: hwmDir },
+      env: { ...env, BENCH_EXIT_DIR: exitDir },
       stdio: ['ignore', output.stdout, output.stderr ?? 'inherit'],
     },
   );
@@ -280,17 +303,37 @@ interface DirectResult {
   seconds: number;
   rate: number;
   sandboxMiB: number;
+  /** CPU seconds over the POSTs: the sandbox child's (undefined inline), and this process's. */
+  cpu: { sandbox: number | undefined; client: number };
 }
 
 async function direct(inFlight: number): Promise<DirectResult> {
   const sandbox = await openSandbox();
   const client = new AdminClient({ baseUrl: sandbox.url, connections: inFlight });
+  const sandboxBefore = await cpuSeconds(sandbox.pid);
+  const clientBefore = process.cpuUsage();
   const started = performance.now();
   await postAll(client, range, (index) => user(index), inFlight);
   const seconds = (performance.now() - started) / 1000;
+  const clientUsage = process.cpuUsage(clientBefore);
+  const sandboxAfter = await cpuSeconds(sandbox.pid);
   await client.close();
   await sandbox.close();
-  return { inFlight, seconds, rate: rows / seconds, sandboxMiB: await peakMiB(sandbox.pid) };
+  return {
+    inFlight,
+    seconds,
+    rate: rows / seconds,
+    sandboxMiB: await peakMiB(exitDir, sandbox.pid),
+    cpu: {
+      sandbox: difference(sandboxBefore, sandboxAfter),
+      client: (clientUsage.user + clientUsage.system) / 1e6,
+    },
+  };
+}
+
+/** after − before, when both were read. */
+function difference(before: number | undefined, after: number | undefined): number | undefined {
+  return before === undefined || after === undefined ? undefined : after - before;
 }
 
 // ---- end to end ----
@@ -353,6 +396,48 @@ async function workersReady(count: number, children: ChildProcess[]): Promise<vo
   }
 }
 
+/** CPU seconds a Redis has used: its redis-server's from /proc, or a shared one's INFO cpu. */
+async function redisCpuSeconds(redis: Redis): Promise<number | undefined> {
+  if (privateRedis) return cpuSeconds(privateRedis.pid);
+  const info = await redis.info('cpu');
+  const field = (name: string): number =>
+    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  const seconds = field('used_cpu_user') + field('used_cpu_sys');
+  return Number.isFinite(seconds) ? seconds : undefined;
+}
+
+/** CPU seconds of the processes that run through the import (undefined: could not be read). */
+interface RunningCpu {
+  workers: (number | undefined)[];
+  redis: number | undefined;
+  sandbox: number | undefined;
+}
+
+async function runningCpu(
+  workers: ChildProcess[],
+  redis: Redis,
+  sandbox: BenchSandbox,
+): Promise<RunningCpu> {
+  const [redisSeconds, sandboxSeconds, ...workerSeconds] = await Promise.all([
+    redisCpuSeconds(redis),
+    cpuSeconds(sandbox.pid),
+    ...workers.map((worker) => cpuSeconds(worker.pid)),
+  ]);
+  return { workers: workerSeconds, redis: redisSeconds, sandbox: sandboxSeconds };
+}
+
+interface Phases {
+  /** The producer's start until the import was created. */
+  startUp: number;
+  /** Creation until the upload was received: read, checked, staged or reported. */
+  upload: number;
+  /** Received until the snapshot's read began: queueing and picking up the preparation. */
+  prepare?: number;
+  snapshot?: number;
+  /** The snapshot's end (received, without one) until the import ended. */
+  batches: number;
+}
+
 interface EndToEndResult {
   workers: number;
   seconds: number;
@@ -363,14 +448,27 @@ interface EndToEndResult {
   redis: { beforeBytes: number; peakBytes: number; settledBytes: number };
   /** Keys under the bench prefix once the import settled, and their MEMORY USAGE. */
   own: { keys: number; bytes: number };
-  phases?: { startUp: number; upload: number; snapshot: number; batches: number };
+  phases?: Phases;
+  /**
+   * CPU seconds over the import: the producer's whole life (from its exit report, else the last
+   * /proc reading before it ended), the others from the producer's start to its exit.
+   */
+  cpu: ImportCpu & { producerFrom: 'exit report' | 'last reading' };
   users: number;
   /** The producer's last line: the import's summary. */
   summary: string;
 }
 
 async function endToEnd(file: string, workerCount: number): Promise<EndToEndResult> {
-  const sandbox = await openSandbox();
+  if (redisMode === 'private') {
+    privateRedis = await startLocalRedis();
+    if (!privateRedis) throw new Error('redis-server did not start');
+    redisUrl = privateRedis.url;
+  }
+  const sandbox = await openSandbox().catch(async (error: unknown) => {
+    await cleanUpRedis();
+    throw error;
+  });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   const workers: ChildProcess[] = [];
   try {
@@ -398,39 +496,48 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     // every worker listens. Each worker process holds at least one named connection.
     await workersReady(workerCount, workers);
 
-    // Redis is shared with other engineers' work: anything else writing to it while this runs
-    // skews these three readings, and so the bytes per record derived from them.
+    // A shared Redis serves other work too: anything else writing to it while this runs skews
+    // these three readings, and so the bytes per record derived from them.
     const beforeBytes = await usedMemory(redis);
     let peakBytes = beforeBytes;
     let producerMiB = 0;
+    let producerCpu = 0;
     const args = ['import', file, '--resource', 'users', '--mode', mode];
     args.push('--batch-size', String(batchSize), '--wait');
     if (lookup !== undefined) args.push('--lookup', lookup);
+    const cpuBefore = await runningCpu(workers, redis, sandbox);
     const started = performance.now();
     const producer = porter(args, env, { stdout: 'ignore', stderr: 'pipe' });
     const producerLines = tail(producer);
     importUnderWay = { started, lines: producerLines };
     const sampler = setInterval(() => {
       void usedMemory(redis).then((bytes) => (peakBytes = Math.max(peakBytes, bytes)));
-      void peakMiB(producer.pid).then((value) => (producerMiB = Math.max(producerMiB, value)));
+      void peakMiB(exitDir, producer.pid).then(
+        (value) => (producerMiB = Math.max(producerMiB, value)),
+      );
+      void cpuSeconds(producer.pid).then(
+        (value) => (producerCpu = Math.max(producerCpu, value ?? 0)),
+      );
     }, 200);
     // 'close': exited, and its stderr read to the end
     const [code] = (await once(producer, 'close')) as [number | null];
     const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = await runningCpu(workers, redis, sandbox);
     clearInterval(sampler);
     importUnderWay = undefined;
     if (code !== 0) {
       if (!stopping) console.error(producerLines.join('\n'));
       throw new Error(`porter import exited ${code}`);
     }
+    const producerExit = await exitReport(exitDir, producer.pid);
     peakBytes = Math.max(peakBytes, await usedMemory(redis));
     const settledBytes = await settledMemory(redis);
     const own = await ownKeys(redis);
     const phases = await importPhases(redis, started);
-    producerMiB = Math.max(producerMiB, await peakMiB(producer.pid));
+    producerMiB = Math.max(producerMiB, producerExit?.peakMiB ?? 0);
 
     await Promise.all(workers.map((worker) => stop(worker)));
-    const workerMiB = await Promise.all(workers.map((worker) => peakMiB(worker.pid)));
+    const workerMiB = await Promise.all(workers.map((worker) => peakMiB(exitDir, worker.pid)));
     const counted = await countUsers(sandbox.url);
     if (counted.users !== rows || counted.current !== rows) {
       throw new Error(
@@ -444,10 +551,17 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       rate: rows / seconds,
       producerMiB,
       workerMiB,
-      sandboxMiB: await peakMiB(sandbox.pid),
+      sandboxMiB: await peakMiB(exitDir, sandbox.pid),
       redis: { beforeBytes, peakBytes, settledBytes },
       own,
       phases,
+      cpu: {
+        producer: producerExit?.cpuSeconds ?? producerCpu,
+        producerFrom: producerExit ? 'exit report' : 'last reading',
+        workers: cpuAfter.workers.map((after, n) => difference(cpuBefore.workers[n], after)),
+        redis: difference(cpuBefore.redis, cpuAfter.redis),
+        sandbox: difference(cpuBefore.sandbox, cpuAfter.sandbox),
+      },
       users: counted.users,
       summary: producerLines.at(-1) ?? '',
     };
@@ -455,41 +569,55 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     await Promise.all(workers.map((worker) => stop(worker)));
     await sandbox.close();
     redis.disconnect();
-    await deleteKeysWithPrefix(redisUrl, prefix);
+    await cleanUpRedis();
   }
+}
+
+/** The bench's keys in a shared Redis go; a private redis-server stops. */
+async function cleanUpRedis(): Promise<void> {
+  if (redisMode === 'shared') {
+    await deleteKeysWithPrefix(redisUrl, prefix);
+    return;
+  }
+  const server = privateRedis;
+  privateRedis = undefined;
+  redisUrl = sharedRedisUrl;
+  await server?.stop();
 }
 
 /**
  * Where the end-to-end seconds went, from the import's own record: start-up until the import
- * was created, the upload until the snapshot's read began, the read, then the batches until the
- * import ended.
+ * was created, the upload until it was received, the preparation until the snapshot's read
+ * began, the read, then the batches until the import ended.
  */
-async function importPhases(
-  redis: Redis,
-  started: number,
-): Promise<{ startUp: number; upload: number; snapshot: number; batches: number } | undefined> {
+async function importPhases(redis: Redis, started: number): Promise<Phases | undefined> {
   const [id] = await redis.zrange(importIndexKey(prefix), '0', '0');
   if (id === undefined) return undefined;
   const store = new ImportStore({ redis, prefix });
   const info = await store.get(id);
-  const takenAt = info?.lookup?.takenAt;
-  if (!info?.finishedAt || !takenAt) return undefined;
+  if (!info?.finishedAt || !info.receivedAt) return undefined;
   const startedAt = performance.timeOrigin + started;
-  const read = (info.lookup?.durationMs ?? 0) / 1000;
   const created = Date.parse(info.createdAt);
-  return {
+  const received = Date.parse(info.receivedAt);
+  const phases: Phases = {
     startUp: (created - startedAt) / 1000,
-    upload: (Date.parse(takenAt) - created) / 1000,
-    snapshot: read,
-    batches: (Date.parse(info.finishedAt) - Date.parse(takenAt)) / 1000 - read,
+    upload: (received - created) / 1000,
+    batches: (Date.parse(info.finishedAt) - received) / 1000,
   };
+  const takenAt = info.lookup?.takenAt;
+  if (takenAt) {
+    phases.prepare = (Date.parse(takenAt) - received) / 1000;
+    phases.snapshot = (info.lookup?.durationMs ?? 0) / 1000;
+    phases.batches -= phases.prepare + phases.snapshot;
+  }
+  return phases;
 }
 
 // ---- run ----
 
 const dir = await mkdtemp(join(tmpdir(), 'porter-bench-'));
-hwmDir = join(dir, 'hwm');
-await mkdir(hwmDir);
+exitDir = join(dir, 'exit');
+await mkdir(exitDir);
 
 /** Interrupted (a time limit, ^C): says how far the import got, stops the children, cleans up. */
 async function interrupted(signal: NodeJS.Signals): Promise<void> {
@@ -507,7 +635,7 @@ async function interrupted(signal: NodeJS.Signals): Promise<void> {
   }
   await Promise.all([...running].map((child) => stop(child, 5_000)));
   await readiness?.close();
-  await deleteKeysWithPrefix(redisUrl, prefix);
+  await cleanUpRedis();
   await rm(dir, { recursive: true, force: true });
   process.exit(signal === 'SIGINT' ? 130 : 143);
 }
@@ -524,6 +652,7 @@ try {
   );
   say(
     `sandbox: ${placement === 'process' ? 'own child process (porter sandbox) for direct and end to end' : 'inline, in this bench process, for direct and end to end'}; ` +
+      `Redis: ${redisMode === 'private' ? 'a private redis-server per end-to-end run' : `shared, at ${sharedRedisUrl}`}; ` +
       `${cpus().length} cores, load ${load} at start`,
   );
   const points: { direct: DirectResult; endToEnd: EndToEndResult }[] = [];
@@ -533,6 +662,12 @@ try {
     say(
       `  direct POSTs, ${directResult.inFlight} in flight (no queue, no lookups): ${directResult.rate.toFixed(0)} records/s (${directResult.seconds.toFixed(1)} s)`,
     );
+    if (directResult.cpu.sandbox !== undefined) {
+      say(
+        `    CPU per record: sandbox ${usPerRecord(directResult.cpu.sandbox).toFixed(1)} µs, ` +
+          `the direct client (this process) ${usPerRecord(directResult.cpu.client).toFixed(1)} µs`,
+      );
+    }
     const e2e = await endToEnd(file, workerCount);
     points.push({ direct: directResult, endToEnd: e2e });
     const { redis } = e2e;
@@ -553,14 +688,35 @@ try {
         `(${perRecord(redis.settledBytes - redis.beforeBytes)})`,
     );
     if (e2e.phases) {
-      const { startUp, upload, snapshot, batches } = e2e.phases;
+      const { startUp, upload, prepare, snapshot, batches } = e2e.phases;
+      const waits =
+        prepare === undefined || snapshot === undefined
+          ? ''
+          : `, preparation ${prepare.toFixed(1)} s, snapshot read ${snapshot.toFixed(1)} s`;
       say(
-        `  phases: start-up ${startUp.toFixed(1)} s, upload ${upload.toFixed(1)} s (${(rows / upload).toFixed(0)} records/s), snapshot read ${snapshot.toFixed(1)} s, batches ${batches.toFixed(1)} s (${(rows / batches).toFixed(0)} records/s)`,
+        `  phases: start-up ${startUp.toFixed(1)} s, upload ${upload.toFixed(1)} s${waits}, batches ${batches.toFixed(1)} s (${(rows / batches).toFixed(0)} records/s)`,
+      );
+      const rates = uploadRates(e2e.phases);
+      say(
+        `  upload: every row staged ${rates.seconds.toFixed(2)} s after the producer's start = ${rates.rowsPerSecond.toFixed(0)} rows/s ` +
+          `(read, checked and staged in ${rates.readAndStageSeconds.toFixed(2)} s = ${rates.readAndStageRowsPerSecond.toFixed(0)} rows/s, after ${startUp.toFixed(2)} s of start-up)`,
       );
     }
     say(
       `  Redis keys under the bench prefix once settled: ${e2e.own.keys} keys, ${mib(e2e.own.bytes)} MiB (${perRecord(e2e.own.bytes)})`,
     );
+    say(
+      `  CPU per record (user + system, ${CLOCK_TICKS} ticks/s; the producer's ${e2e.cpu.producerFrom === 'exit report' ? 'from its exit' : 'last read while it ran'}):`,
+    );
+    const labels = {
+      redis:
+        redisMode === 'private'
+          ? 'redis-server (private)'
+          : 'Redis (shared: every client of it counts)',
+      sandbox:
+        placement === 'process' ? 'sandbox (porter sandbox)' : 'sandbox (inline: not measured)',
+    };
+    for (const line of costLines(importCost(e2e.cpu, rows), labels)) say(`    ${line}`);
   }
   const base = points.find((point) => point.endToEnd.workers === 1) ?? points[0]!;
   if (points.length > 1) {
@@ -586,6 +742,8 @@ try {
         preseed,
         lookup: lookup ?? null,
         sandbox: placement,
+        redis: redisMode,
+        clockTicksPerSecond: CLOCK_TICKS,
         cores: cpus().length,
         loadAtStart: Number(load),
         points: points.map(({ direct: directResult, endToEnd: e2e }) => ({
@@ -595,6 +753,13 @@ try {
             seconds: directResult.seconds,
             recordsPerSecond: directResult.rate,
             sandboxPeakMiB: directResult.sandboxMiB || null,
+            cpuMicrosecondsPerRecord: {
+              sandbox:
+                directResult.cpu.sandbox === undefined
+                  ? null
+                  : usPerRecord(directResult.cpu.sandbox),
+              client: usPerRecord(directResult.cpu.client),
+            },
           },
           endToEnd: {
             seconds: e2e.seconds,
@@ -610,6 +775,15 @@ try {
               settledBytesPerRecord: (e2e.redis.settledBytes - e2e.redis.beforeBytes) / rows,
             },
             redisOwnKeys: { ...e2e.own, bytesPerRecord: e2e.own.bytes / rows },
+            phases: e2e.phases ?? null,
+            upload: e2e.phases ? uploadRates(e2e.phases) : null,
+            cpuSeconds: {
+              ...e2e.cpu,
+              workers: e2e.cpu.workers.map((value) => value ?? null),
+              redis: e2e.cpu.redis ?? null,
+              sandbox: e2e.cpu.sandbox ?? null,
+            },
+            cpuMicrosecondsPerRecord: importCost(e2e.cpu, rows),
           },
         })),
       }),
@@ -621,5 +795,5 @@ try {
   throw error;
 } finally {
   await rm(dir, { recursive: true, force: true });
-  await deleteKeysWithPrefix(redisUrl, prefix);
+  await cleanUpRedis();
 }

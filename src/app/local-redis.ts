@@ -1,10 +1,15 @@
-/** For `porter dev`: a throw-away redis-server on a free port when no Redis answers. */
+/**
+ * A throw-away redis-server on a free port, without persistence: `porter dev` starts one when no
+ * Redis answers, a bench one of its own.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { assertRedisAnswers } from '../util/redis.js';
 
 export interface LocalRedis {
   url: string;
+  /** The redis-server process, for a bench reading what it costs. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -49,6 +54,7 @@ export async function startLocalRedis(): Promise<LocalRedis | undefined> {
   }
   return {
     url,
+    pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
