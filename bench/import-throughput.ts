@@ -188,11 +188,14 @@ let importUnderWay: { started: number; lines: string[] } | undefined;
 let readiness: Queue | undefined;
 /** Set once a signal arrived: the cleanup it runs ends the process. */
 let stopping = false;
+/** Under --cpu-prof: which process each profile is of ("worker 1234"; its file name holds the pid). */
+const profiled: string[] = [];
 
 function porter(
   args: string[],
   env: NodeJS.ProcessEnv,
   output: { stdout: 'ignore' | 'pipe'; stderr?: 'inherit' | 'pipe' },
+  label = args[0]!,
 ): ChildProcess {
   const profile = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] : [];
   const heap = heapMb > 0 && args[0] !== 'sandbox' ? [`--max-old-space-size=${heapMb}`] : [];
@@ -206,6 +209,7 @@ function porter(
   );
   running.add(child);
   child.once('exit', () => running.delete(child));
+  if (profile.length > 0) profiled.push(`${label} ${child.pid}`);
   return child;
 }
 
@@ -238,13 +242,14 @@ interface BenchSandbox {
 }
 
 /** A sandbox with the bench's latency: a `porter sandbox` child, or one in this process. */
-async function openSandbox(): Promise<BenchSandbox> {
+async function openSandbox(run: 'direct' | 'end to end'): Promise<BenchSandbox> {
   if (placement === 'inline') {
     const sandbox = await startSandbox({ port: 0, faults: { latencyMs: latency } });
     return { url: sandbox.url, pid: undefined, close: () => sandbox.close() };
   }
   const args = ['sandbox', '--port', '0', '--latency', String(latency)];
-  const child = porter(args, { ...process.env, LOG_LEVEL: 'warn' }, { stdout: 'pipe' });
+  const env = { ...process.env, LOG_LEVEL: 'warn' };
+  const child = porter(args, env, { stdout: 'pipe' }, `sandbox (${run})`);
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
@@ -308,7 +313,7 @@ interface DirectResult {
 }
 
 async function direct(inFlight: number): Promise<DirectResult> {
-  const sandbox = await openSandbox();
+  const sandbox = await openSandbox('direct');
   const client = new AdminClient({ baseUrl: sandbox.url, connections: inFlight });
   const sandboxBefore = await cpuSeconds(sandbox.pid);
   const clientBefore = process.cpuUsage();
@@ -454,6 +459,11 @@ interface EndToEndResult {
    * /proc reading before it ended), the others from the producer's start to its exit.
    */
   cpu: ImportCpu & { producerFrom: 'exit report' | 'last reading' };
+  /**
+   * The import's span on the machine's monotonic clock (µs), the clock of V8's CPU profiles:
+   * `profile-summary --from --to` counts it alone.
+   */
+  window: { fromUs: number; toUs: number };
   users: number;
   /** The producer's last line: the import's summary. */
   summary: string;
@@ -465,7 +475,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     if (!privateRedis) throw new Error('redis-server did not start');
     redisUrl = privateRedis.url;
   }
-  const sandbox = await openSandbox().catch(async (error: unknown) => {
+  const sandbox = await openSandbox('end to end').catch(async (error: unknown) => {
     await cleanUpRedis();
     throw error;
   });
@@ -506,8 +516,9 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     args.push('--batch-size', String(batchSize), '--wait');
     if (lookup !== undefined) args.push('--lookup', lookup);
     const cpuBefore = await runningCpu(workers, redis, sandbox);
+    const fromUs = monotonicUs();
     const started = performance.now();
-    const producer = porter(args, env, { stdout: 'ignore', stderr: 'pipe' });
+    const producer = porter(args, env, { stdout: 'ignore', stderr: 'pipe' }, 'producer');
     const producerLines = tail(producer);
     importUnderWay = { started, lines: producerLines };
     const sampler = setInterval(() => {
@@ -522,6 +533,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     // 'close': exited, and its stderr read to the end
     const [code] = (await once(producer, 'close')) as [number | null];
     const seconds = (performance.now() - started) / 1000;
+    const toUs = monotonicUs();
     const cpuAfter = await runningCpu(workers, redis, sandbox);
     clearInterval(sampler);
     importUnderWay = undefined;
@@ -562,6 +574,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
         redis: difference(cpuBefore.redis, cpuAfter.redis),
         sandbox: difference(cpuBefore.sandbox, cpuAfter.sandbox),
       },
+      window: { fromUs, toUs },
       users: counted.users,
       summary: producerLines.at(-1) ?? '',
     };
@@ -571,6 +584,11 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     redis.disconnect();
     await cleanUpRedis();
   }
+}
+
+/** Microseconds on CLOCK_MONOTONIC, which V8's CPU profiles count in too. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** The bench's keys in a shared Redis go; a private redis-server stops. */
@@ -717,6 +735,11 @@ try {
         placement === 'process' ? 'sandbox (porter sandbox)' : 'sandbox (inline: not measured)',
     };
     for (const line of costLines(importCost(e2e.cpu, rows), labels)) say(`    ${line}`);
+    if (values['cpu-prof']) {
+      say(
+        `  the import in the CPU profiles: --from ${e2e.window.fromUs} --to ${e2e.window.toUs} (bench/profile-summary.ts)`,
+      );
+    }
   }
   const base = points.find((point) => point.endToEnd.workers === 1) ?? points[0]!;
   if (points.length > 1) {
@@ -730,6 +753,12 @@ try {
           `${(directResult.rate / base.direct.rate).toFixed(2)} ×)`,
       );
     }
+  }
+  if (profiled.length > 0) {
+    say(`\nCPU profiles in ${values['cpu-prof']}, by process id: ${profiled.join(', ')}`);
+    say(
+      '(npx tsx bench/profile-summary.ts FILE.cpuprofile [--from µs --to µs]: where the time went)',
+    );
   }
   if (values.json) {
     console.log(
@@ -784,6 +813,7 @@ try {
               sandbox: e2e.cpu.sandbox ?? null,
             },
             cpuMicrosecondsPerRecord: importCost(e2e.cpu, rows),
+            monotonicWindowUs: e2e.window,
           },
         })),
       }),
