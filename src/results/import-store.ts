@@ -21,6 +21,8 @@ import {
   decodeImportInfo,
   decodeColumns,
   decodeResult,
+  resultLayout,
+  type ResultLayout,
   decodeStaged,
   encodeNewMeta,
   encodeStaged,
@@ -56,6 +58,7 @@ import {
   type ScriptArg,
 } from './import-scripts.js';
 import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
+import { bucketOf, compactBuckets, readBuckets } from './row-buckets.js';
 
 export interface ImportStoreOptions {
   /** Connection used for every command; the store registers its Lua scripts on it. */
@@ -91,6 +94,8 @@ export interface ReadResultsOptions {
 const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** Staged records per script call. */
 const STAGE_CHUNK = 1000;
+/** Imports whose result layout a store remembers. */
+const LAYOUTS_KEPT = 256;
 const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused', 'held'];
 
 /** Import state, staged records, per-record results and counters of every import. */
@@ -98,6 +103,7 @@ export class ImportStore {
   readonly prefix: string;
   readonly ttlSeconds: number;
   private readonly redis: Redis;
+  private readonly layouts = new Map<string, ResultLayout>();
 
   constructor(options: ImportStoreOptions) {
     this.redis = options.redis;
@@ -353,20 +359,38 @@ export class ImportStore {
   async recordResults(
     importId: string,
     results: readonly RecordResult[],
-    /** The import's columns, when the caller knows them: inputs are kept more compactly. */
-    columns?: readonly string[],
+    /** The import as the caller knows it, which saves reading its layout. */
+    known?: Pick<ImportInfo, 'columns' | 'options'>,
   ): Promise<{ written: number; info: ImportInfo }> {
     const keys = this.keys(importId);
+    const layout = known
+      ? resultLayout({
+          columns: JSON.stringify(known.columns),
+          options: JSON.stringify(known.options),
+        })
+      : await this.layoutOf(importId);
     const { written, hashes } = await writeResults(
       this.redis,
       importId,
       keys,
       results,
       () => this.commonArgs(),
-      columns,
+      layout,
     );
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
+    // the writes that settled the import were its last: its results and undo entries shrink
+    if (written > 0 && info.settled) await this.compact(importId);
     return { written, info };
+  }
+
+  /**
+   * Deflates a settled import's results and undo entries, a bucket of rows at a time
+   * (row-buckets.ts); nothing writes to them any more, and reading them works either way.
+   */
+  async compact(importId: string): Promise<void> {
+    const keys = this.keys(importId);
+    await compactBuckets(this.redis, keys.results);
+    await compactBuckets(this.redis, keys.undo);
   }
 
   /** The results these rows have (rows without one are left out). */
@@ -374,16 +398,35 @@ export class ImportStore {
     const found = new Map<number, RecordResult>();
     if (rows.length === 0) return found;
     const keys = this.keys(importId);
-    const [values, columnsJson] = await Promise.all([
-      this.redis.hmget(keys.results, ...rows.map(String)),
-      this.redis.hget(keys.meta, 'columns'),
+    const [entries, layout] = await Promise.all([
+      readBuckets(this.redis, keys.results, [...new Set(rows.map(bucketOf))]),
+      this.layoutOf(importId),
     ]);
-    const columns = decodeColumns(columnsJson);
-    rows.forEach((row, index) => {
-      const json = values[index];
-      if (json) found.set(row, decodeResult(row, json, columns));
-    });
+    for (const row of rows) {
+      const json = entries.get(row);
+      if (json) found.set(row, decodeResult(row, json, layout));
+    }
     return found;
+  }
+
+  /**
+   * How the import's results are stored (its columns and key field), read once per import while
+   * the process remembers it: the columns are set before the first result and never change.
+   */
+  private async layoutOf(importId: string): Promise<ResultLayout> {
+    const cached = this.layouts.get(importId);
+    if (cached) return cached;
+    const [columns, options] = await this.redis.hmget(
+      this.keys(importId).meta,
+      'columns',
+      'options',
+    );
+    const layout = resultLayout({ columns: columns ?? undefined, options: options ?? undefined });
+    if (layout.columns.length > 0) {
+      if (this.layouts.size >= LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
+      this.layouts.set(importId, layout);
+    }
+    return layout;
   }
 
   /** The rows among these that have no result yet, in the order given. */

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { PorterError } from '../errors/porter-error.js';
 import { RESULT_STATUSES, type RecordResult } from '../model/import.js';
 import { chunks } from './chunks.js';
-import { encodeResult } from './import-codec.js';
+import { encodeResult, type ResultLayout } from './import-codec.js';
 import { importNotFound } from './import-errors.js';
 import { importKeyList, type ImportKeys } from './import-keys.js';
 import { runImportScript, type ScriptArg } from './import-scripts.js';
@@ -51,8 +51,8 @@ export async function writeResults(
   keys: ImportKeys,
   results: readonly RecordResult[],
   commonArgs: () => ScriptArg[],
-  /** The import's columns: inputs that hold exactly them are kept as values alone. */
-  columns?: readonly string[],
+  /** The import's layout: what a stored result need not repeat. */
+  layout?: ResultLayout,
 ): Promise<{ written: number; hashes?: [unknown, unknown] }> {
   results.forEach(assertValidResult);
   let written = 0;
@@ -60,7 +60,7 @@ export async function writeResults(
   for (const part of chunks(results, RESULT_CHUNK)) {
     const args = commonArgs();
     for (const result of part) {
-      args.push(result.row, resultTag(result), encodeResult(result, columns));
+      args.push(result.row, resultTag(result), encodeResult(result, layout));
     }
     const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
     if (reply === null) throw importNotFound(importId);
