@@ -4,7 +4,6 @@ import type { ImportInfo, ImportState, RecordResult, ResultStatus } from '../mod
 import {
   decodeImportInfo,
   decodeMetaExtras,
-  decodeColumns,
   decodeResult,
   hashFromReply,
   resultLayout,

@@ -19,7 +19,6 @@ import {
 import { chunks } from './chunks.js';
 import {
   decodeImportInfo,
-  decodeColumns,
   decodeResult,
   resultLayout,
   type ResultLayout,
