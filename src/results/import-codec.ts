@@ -275,22 +275,67 @@ export function decodeResult(row: number, json: string, layout: ResultLayout): R
   Object.assign(result, rest);
   const attempts = n === undefined ? 1 : n;
   if (attempts !== null) result.attempts = attempts;
-  if (Array.isArray(values)) {
-    const input: Record<string, unknown> = {};
-    layout.columns.forEach((column, index) => {
-      input[column] = values[index];
-    });
-    result.input = input as RecordResult['input'];
-  }
+  if (Array.isArray(values)) result.input = inputOf(values, layout.columns);
   const key = k === undefined ? keyFromInput(result.input, layout.keyField) : k;
   if (key !== null && key !== undefined) result.key = key;
   return result;
 }
 
-export function encodeStaged(record: StagedRecord): string {
-  return JSON.stringify(record);
+/**
+ * A staged record as kept: `r` the row, `l` the line when not row + 1, the input as values of the
+ * import's columns when it holds exactly them (`in`), and the record itself (`rec`) only when
+ * it is not the input as given (a CSV row of plain text fields is).
+ */
+export function encodeStaged(staged: StagedRecord, layout?: ResultLayout): string {
+  const { row, line, input, record, ...rest } = staged;
+  const stored: Record<string, unknown> = { r: row };
+  if (line !== row + 1) stored.l = line ?? null;
+  Object.assign(stored, rest);
+  const values = layout && valuesInOrder(input, layout.columns);
+  if (values) stored.in = values;
+  else stored.input = input;
+  if (!sameFields(record, input)) stored.rec = record;
+  return JSON.stringify(stored);
 }
 
-export function decodeStaged(json: string): StagedRecord {
-  return JSON.parse(json) as StagedRecord;
+/** The record has the input's fields, in its order, with the same values. */
+function sameFields(record: Record<string, unknown>, input: Record<string, unknown>): boolean {
+  const inputKeys = Object.keys(input);
+  const recordKeys = Object.keys(record);
+  if (inputKeys.length !== recordKeys.length) return false;
+  for (let index = 0; index < inputKeys.length; index++) {
+    const key = inputKeys[index]!;
+    if (recordKeys[index] !== key || record[key] !== input[key]) return false;
+  }
+  return true;
+}
+
+type StoredStaged = Omit<StagedRecord, 'row' | 'line' | 'input' | 'record'> & {
+  r: number;
+  l?: number | null;
+  in?: unknown[];
+  input?: StagedRecord['input'];
+  rec?: StagedRecord['record'];
+};
+
+export function decodeStaged(json: string, layout: ResultLayout): StagedRecord {
+  const parsed = JSON.parse(json) as StoredStaged | StagedRecord;
+  // kept by a version before this form: as it was
+  if ('row' in parsed) return parsed;
+  const { r: row, l, in: values, input, rec, ...rest } = parsed;
+  const staged = { row } as StagedRecord;
+  const line = l === undefined ? row + 1 : l;
+  if (line !== null) staged.line = line;
+  Object.assign(staged, rest);
+  staged.input = values ? inputOf(values, layout.columns) : (input ?? {});
+  staged.record = rec ?? { ...staged.input };
+  return staged;
+}
+
+function inputOf(values: unknown[], columns: readonly string[]): RecordResult['input'] {
+  const input: Record<string, unknown> = {};
+  columns.forEach((column, index) => {
+    input[column] = values[index];
+  });
+  return input as RecordResult['input'];
 }

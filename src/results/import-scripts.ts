@@ -146,8 +146,8 @@ return 1
  * ARGV: ttl, now, channel, then (row, tag, json) triples; the tag is "status", "status/action"
  * or "status!code!message" (see result-writer.ts). A row's result is written once (kept in its
  * bucket of rows, row-buckets.ts) and only a newly written result is counted, so a batch that
- * runs twice counts once.
- * Returns {written, meta, counts}, or nil when the import does not exist.
+ * runs twice counts once. Returns {written, meta, counts, full buckets}, or nil when the import
+ * does not exist.
  */
 const RECORD_RESULTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -189,8 +189,13 @@ for i = 4, #ARGV, 3 do
     if number > max_row then max_row = number end
   end
 end
+-- a bucket whose every row has its result is full: the caller compacts it
+local full = {}
 for bucket, parts in pairs(appended) do
-  redis.call('HSET', KEYS[3], 'b' .. bucket, cache[bucket] .. table.concat(parts))
+  local text = cache[bucket] .. table.concat(parts)
+  redis.call('HSET', KEYS[3], 'b' .. bucket, text)
+  local _, entries = string.gsub(text, RS, RS)
+  if entries >= BUCKET_ROWS then full[#full + 1] = tonumber(bucket) end
 end
 for status, n in pairs(added) do redis.call('HINCRBY', KEYS[2], status, n) end
 if written > 0 then
@@ -201,7 +206,7 @@ if written > 0 then
 end
 refresh_ttl()
 settle()
-return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
+return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
 `;
 
 /**

@@ -57,7 +57,7 @@ import {
   type ScriptArg,
 } from './import-scripts.js';
 import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
-import { bucketOf, compactBuckets, readBuckets } from './row-buckets.js';
+import { bucketOf, compactBuckets, compactFields, readBuckets } from './row-buckets.js';
 
 export interface ImportStoreOptions {
   /** Connection used for every command; the store registers its Lua scripts on it. */
@@ -219,9 +219,11 @@ export class ImportStore {
   async stage(importId: string, items: readonly StagedRecord[]): Promise<number> {
     if (items.length === 0) return this.stagedCount(importId);
     const keys = importKeyList(this.keys(importId));
+    const layout = await this.layoutOf(importId);
+    const encode = (item: StagedRecord): string => encodeStaged(item, layout);
     const pipeline = this.redis.pipeline();
     for (const part of chunks(items, STAGE_CHUNK)) {
-      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encodeStaged)]);
+      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encode)]);
     }
     let length = 0;
     for (const [error, reply] of (await pipeline.exec()) ?? []) {
@@ -262,7 +264,8 @@ export class ImportStore {
   async addServerRows(importId: string, items: readonly StagedRecord[]): Promise<void> {
     if (items.length === 0) return;
     const keys = importKeyList(this.keys(importId));
-    const args = [...this.commonArgs(), ...items.map(encodeStaged)];
+    const layout = await this.layoutOf(importId);
+    const args = [...this.commonArgs(), ...items.map((item) => encodeStaged(item, layout))];
     if ((await runImportScript(this.redis, 'addServerRows', keys, args)) === -1) {
       throw importNotFound(importId);
     }
@@ -283,8 +286,11 @@ export class ImportStore {
   /** Staged records from position `start` (0-based), at most `count`; none once settled. */
   async readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]> {
     if (count <= 0) return [];
-    const items = await this.redis.lrange(this.keys(importId).staged, start, start + count - 1);
-    return items.map(decodeStaged);
+    const [items, layout] = await Promise.all([
+      this.redis.lrange(this.keys(importId).staged, start, start + count - 1),
+      this.layoutOf(importId),
+    ]);
+    return items.map((json) => decodeStaged(json, layout));
   }
 
   async stagedCount(importId: string): Promise<number> {
@@ -368,7 +374,7 @@ export class ImportStore {
           options: JSON.stringify(known.options),
         })
       : await this.layoutOf(importId);
-    const { written, hashes } = await writeResults(
+    const { written, hashes, full } = await writeResults(
       this.redis,
       importId,
       keys,
@@ -377,8 +383,10 @@ export class ImportStore {
       layout,
     );
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
-    // the writes that settled the import were its last: its results and undo entries shrink
+    // every row of a full bucket has its result (and its undo entry before it): both shrink;
+    // once the import settles, the rest of them too
     if (written > 0 && info.settled) await this.compact(importId);
+    else if (full.length > 0) await this.compactRows(importId, full);
     return { written, info };
   }
 
@@ -388,8 +396,19 @@ export class ImportStore {
    */
   async compact(importId: string): Promise<void> {
     const keys = this.keys(importId);
-    await compactBuckets(this.redis, keys.results);
-    await compactBuckets(this.redis, keys.undo);
+    await Promise.all([
+      compactBuckets(this.redis, keys.results),
+      compactBuckets(this.redis, keys.undo),
+    ]);
+  }
+
+  /** Deflates these buckets of an import's results and undo entries, all of whose rows are done. */
+  private async compactRows(importId: string, buckets: readonly number[]): Promise<void> {
+    const keys = this.keys(importId);
+    await Promise.all([
+      compactFields(this.redis, keys.results, buckets),
+      compactFields(this.redis, keys.undo, buckets),
+    ]);
   }
 
   /** The results these rows have (rows without one are left out). */

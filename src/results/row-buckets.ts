@@ -150,26 +150,43 @@ export async function appendEntries(
 const COMPACT_CHUNK = 64;
 
 /**
+ * Deflates these buckets of a hash, once no entry will be added to them (every row of a
+ * results bucket has its result). A bucket written meanwhile is left plain. Returns how many.
+ */
+export async function compactFields(
+  redis: Redis,
+  key: string,
+  buckets: readonly number[],
+): Promise<number> {
+  const compact = defineScript(redis, { keys: 1, lua: COMPACT });
+  let compacted = 0;
+  for (let start = 0; start < buckets.length; start += COMPACT_CHUNK) {
+    const part = buckets.slice(start, start + COMPACT_CHUNK);
+    const texts = await redis.hmgetBuffer(key, ...part.map(plainField));
+    const args: (string | number | Buffer)[] = [key];
+    part.forEach((bucket, index) => {
+      const text = texts[index];
+      if (text) args.push(bucket, text, deflateRawSync(text));
+    });
+    if (args.length > 1) compacted += Number(await compact(...args));
+  }
+  return compacted;
+}
+
+/**
  * Deflates every plain bucket of a hash that nothing writes to any more (a settled import's
- * results or undo entries). A bucket written meanwhile is left plain. Returns buckets compacted.
+ * results or undo entries). Returns how many.
  */
 export async function compactBuckets(redis: Redis, key: string): Promise<number> {
-  const compact = defineScript(redis, { keys: 1, lua: COMPACT });
-  const seen = new Set<string>();
-  let compacted = 0;
+  const plain = new Set<number>();
   let cursor = '0';
   do {
-    // field, value pairs; a field HSCAN returns twice (the hash grew meanwhile) is done once
-    const [next, flat] = await redis.hscanBuffer(key, cursor, 'COUNT', COMPACT_CHUNK);
-    const args: (string | Buffer)[] = [key];
-    for (let index = 0; index + 1 < flat.length; index += 2) {
+    const [next, flat] = await redis.hscanBuffer(key, cursor, 'MATCH', 'b*', 'COUNT', 256);
+    for (let index = 0; index < flat.length; index += 2) {
       const field = flat[index]!.toString('latin1');
-      if (!/^b\d+$/.test(field) || seen.has(field)) continue;
-      seen.add(field);
-      args.push(field.slice(1), flat[index + 1]!, deflateRawSync(flat[index + 1]!));
+      if (/^b\d+$/.test(field)) plain.add(Number(field.slice(1)));
     }
-    if (args.length > 1) compacted += Number(await compact(...args));
     cursor = next.toString('latin1');
   } while (cursor !== '0');
-  return compacted;
+  return compactFields(redis, key, [...plain]);
 }

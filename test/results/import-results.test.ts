@@ -70,6 +70,30 @@ describe('results()', () => {
     expect(rows).toEqual([1, 3]);
   });
 
+  it('deflates a bucket of 64 rows once each has its result, before the import ends', async () => {
+    const info = await store.create({ options: OPTIONS });
+    await store.markReceived(info.id, { total: 200, batches: 2 });
+    const key = store.keys(info.id).results;
+    await store.recordResults(
+      info.id,
+      range(1, 63).map((row) => result(row)),
+    );
+    expect(await redis.hkeys(key)).toEqual(['b0']);
+    // the 64th row fills the bucket; rows 65–70 open the next one
+    await store.recordResults(
+      info.id,
+      range(64, 70).map((row) => result(row)),
+    );
+    expect((await redis.hkeys(key)).sort()).toEqual(['b1', 'z0']);
+    // a result written again to a deflated bucket changes nothing and counts nothing
+    const { written } = await store.recordResults(info.id, [result(5, 'failed')]);
+    expect(written).toBe(0);
+    const all = await collect(store.results(info.id));
+    expect(all.map((item) => item.row)).toEqual(range(1, 70));
+    expect(all[4]).toEqual(result(5));
+    expect(await store.missingRows(info.id, [5, 64, 70, 71, 150])).toEqual([71, 150]);
+  });
+
   it('reports a settled import row with no result as unprocessed, not silently', async () => {
     const info = await store.create({ options: OPTIONS });
     await store.markReceived(info.id, { total: 2, batches: 1 });
