@@ -63,7 +63,7 @@ export async function undoImport(
     );
   }
   const log = undoLogOf(context);
-  if ((await log.count(original.id)) === 0) {
+  if (await log.isEmpty(original.id)) {
     throw new PorterError(
       'PORTER_INPUT_EMPTY',
       `import ${original.id} changed no record on the admin server; nothing to undo`,

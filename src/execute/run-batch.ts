@@ -40,7 +40,7 @@ export interface BatchStore {
   recordResults(
     importId: string,
     results: RecordResult[],
-    columns?: readonly string[],
+    known?: Pick<ImportInfo, 'columns' | 'options'>,
   ): Promise<{ written: number; info: ImportInfo }>;
   transition(
     importId: string,
@@ -192,7 +192,7 @@ export async function runBatch(
       if (staged?.serverOnly) result.serverOnly = true;
       return result;
     });
-    const { info: after } = await store.recordResults(ref.importId, full, info.columns);
+    const { info: after } = await store.recordResults(ref.importId, full, info);
     for (const result of results) report.counts[result.status]++;
     deps.metrics?.records(after.options.resource, results);
     const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);

@@ -10,6 +10,7 @@ import {
   type ResultStatus,
   type StagedRecord,
 } from '../model/import.js';
+import { RESOURCES } from '../admin/resources.js';
 
 /** Meta fields porter keeps beside ImportInfo; not part of the shared vocabulary. */
 export interface ImportMetaExtras {
@@ -172,17 +173,51 @@ export function decodeMetaExtras(meta: Record<string, string>): ImportMetaExtras
 }
 
 /**
- * A result as stored: without `row` (it is the hash field) and with `status` first, so a
- * status filter can read it without parsing the whole JSON. When the import's columns are
- * given and the input holds exactly them, in order (every CSV row does), the input is kept as
- * its values alone (`in`), not repeating the column names in every result.
+ * What a stored result leaves out because the import knows it: the upload's columns (an input
+ * that holds exactly them, in order, as every CSV row does, is kept as its values alone) and
+ * the resource's key field (a key equal to the input's value there is not repeated).
  */
-export function encodeResult(result: RecordResult, columns?: readonly string[]): string {
-  const { row: _row, status, input, ...rest } = result;
-  const values = columns && valuesInOrder(input, columns);
-  return values
-    ? JSON.stringify({ status, ...rest, in: values })
-    : JSON.stringify({ status, ...rest, input });
+export interface ResultLayout {
+  columns: readonly string[];
+  keyField?: string;
+}
+
+/** The layout of an import's results, from its meta hash. */
+export function resultLayout(meta: Record<string, string | undefined>): ResultLayout {
+  const columns = decodeColumns(meta.columns);
+  const resource = (JSON.parse(meta.options ?? '{}') as Partial<ImportOptions>).resource;
+  const keyField = resource && RESOURCES[resource]?.keyField;
+  return keyField ? { columns, keyField } : { columns };
+}
+
+/**
+ * A result as stored: without `row` (its place says it), with `s` (the status) first so that a
+ * status filter reads it without parsing the whole JSON, and short names for what every result
+ * has. Left out when they are what the row implies: `line` (row + 1, a CSV's header line
+ * before it), `attempts` (1), the key (the input's key field). A field left out for that reason
+ * but absent from the result is written as null.
+ */
+export function encodeResult(result: RecordResult, layout?: ResultLayout): string {
+  const { row, status, input, action, key, line, attempts, ...rest } = result;
+  const stored: Record<string, unknown> = { s: status };
+  if (action !== undefined) stored.a = action;
+  const impliedKey = keyFromInput(input, layout?.keyField);
+  if (key !== impliedKey) stored.k = key ?? null;
+  if (line !== row + 1) stored.l = line ?? null;
+  if (attempts !== 1) stored.n = attempts ?? null;
+  Object.assign(stored, rest);
+  const values = layout && valuesInOrder(input, layout.columns);
+  if (values) stored.in = values;
+  else stored.input = input;
+  return JSON.stringify(stored);
+}
+
+function keyFromInput(
+  input: RecordResult['input'] | undefined,
+  keyField: string | undefined,
+): string | undefined {
+  const value = keyField && input ? input[keyField] : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The input's values when its keys are exactly these columns, in order; else undefined. */
@@ -202,7 +237,7 @@ function valuesInOrder(
   return index === columns.length ? values : undefined;
 }
 
-const STATUS_PREFIX = '{"status":"';
+const STATUS_PREFIX = '{"s":"';
 
 /** The status of a stored result, read from its first characters. */
 export function storedStatus(json: string): ResultStatus {
@@ -210,7 +245,7 @@ export function storedStatus(json: string): ResultStatus {
     const end = json.indexOf('"', STATUS_PREFIX.length);
     return json.slice(STATUS_PREFIX.length, end) as ResultStatus;
   }
-  return (JSON.parse(json) as { status: ResultStatus }).status;
+  return (JSON.parse(json) as { s: ResultStatus }).s;
 }
 
 /** The upload's columns as the meta hash keeps them (none before the first record is read). */
@@ -218,26 +253,90 @@ export function decodeColumns(json: string | null | undefined): string[] {
   return JSON.parse(json ?? '[]') as string[];
 }
 
-/** A stored result; `columns` (the import's) name the values of a compact input. */
-export function decodeResult(row: number, json: string, columns: readonly string[]): RecordResult {
-  const { in: values, ...stored } = JSON.parse(json) as Omit<RecordResult, 'row'> & {
-    in?: unknown[];
-  };
-  const result: RecordResult = { row, ...stored };
-  if (Array.isArray(values)) {
-    const input: Record<string, unknown> = {};
-    columns.forEach((column, index) => {
-      input[column] = values[index];
-    });
-    result.input = input;
-  }
+type StoredResult = Omit<
+  RecordResult,
+  'row' | 'status' | 'action' | 'key' | 'line' | 'attempts'
+> & {
+  s: ResultStatus;
+  a?: RecordResult['action'];
+  k?: string | null;
+  l?: number | null;
+  n?: number | null;
+  in?: unknown[];
+};
+
+/** A stored result, given back whole with the import's layout (see encodeResult). */
+export function decodeResult(row: number, json: string, layout: ResultLayout): RecordResult {
+  const { s, a, k, l, n, in: values, ...rest } = JSON.parse(json) as StoredResult;
+  const result = { row } as RecordResult;
+  const line = l === undefined ? row + 1 : l;
+  if (line !== null) result.line = line;
+  if (a !== undefined) result.action = a;
+  result.status = s;
+  Object.assign(result, rest);
+  const attempts = n === undefined ? 1 : n;
+  if (attempts !== null) result.attempts = attempts;
+  if (Array.isArray(values)) result.input = inputOf(values, layout.columns);
+  const key = k === undefined ? keyFromInput(result.input, layout.keyField) : k;
+  if (key !== null && key !== undefined) result.key = key;
   return result;
 }
 
-export function encodeStaged(record: StagedRecord): string {
-  return JSON.stringify(record);
+/**
+ * A staged record as kept: `r` the row, `l` the line when not row + 1, the input as values of the
+ * import's columns when it holds exactly them (`in`), and the record itself (`rec`) only when
+ * it is not the input as given (a CSV row of plain text fields is).
+ */
+export function encodeStaged(staged: StagedRecord, layout?: ResultLayout): string {
+  const { row, line, input, record, ...rest } = staged;
+  const stored: Record<string, unknown> = { r: row };
+  if (line !== row + 1) stored.l = line ?? null;
+  Object.assign(stored, rest);
+  const values = layout && valuesInOrder(input, layout.columns);
+  if (values) stored.in = values;
+  else stored.input = input;
+  if (!sameFields(record, input)) stored.rec = record;
+  return JSON.stringify(stored);
 }
 
-export function decodeStaged(json: string): StagedRecord {
-  return JSON.parse(json) as StagedRecord;
+/** The record has the input's fields, in its order, with the same values. */
+function sameFields(record: Record<string, unknown>, input: Record<string, unknown>): boolean {
+  const inputKeys = Object.keys(input);
+  const recordKeys = Object.keys(record);
+  if (inputKeys.length !== recordKeys.length) return false;
+  for (let index = 0; index < inputKeys.length; index++) {
+    const key = inputKeys[index]!;
+    if (recordKeys[index] !== key || record[key] !== input[key]) return false;
+  }
+  return true;
+}
+
+type StoredStaged = Omit<StagedRecord, 'row' | 'line' | 'input' | 'record'> & {
+  r: number;
+  l?: number | null;
+  in?: unknown[];
+  input?: StagedRecord['input'];
+  rec?: StagedRecord['record'];
+};
+
+export function decodeStaged(json: string, layout: ResultLayout): StagedRecord {
+  const parsed = JSON.parse(json) as StoredStaged | StagedRecord;
+  // kept by a version before this form: as it was
+  if ('row' in parsed) return parsed;
+  const { r: row, l, in: values, input, rec, ...rest } = parsed;
+  const staged = { row } as StagedRecord;
+  const line = l === undefined ? row + 1 : l;
+  if (line !== null) staged.line = line;
+  Object.assign(staged, rest);
+  staged.input = values ? inputOf(values, layout.columns) : (input ?? {});
+  staged.record = rec ?? { ...staged.input };
+  return staged;
+}
+
+function inputOf(values: unknown[], columns: readonly string[]): RecordResult['input'] {
+  const input: Record<string, unknown> = {};
+  columns.forEach((column, index) => {
+    input[column] = values[index];
+  });
+  return input as RecordResult['input'];
 }

@@ -7,10 +7,12 @@ export interface ImportKeys {
   meta: string;
   /** Hash: result status → number of rows with that status. */
   counts: string;
-  /** Hash: row number → compact result JSON. */
+  /** Hash: compact result JSON, a bucket of 64 rows per field (row-buckets.ts). */
   results: string;
   /** List of staged record JSON strings, in upload order, until the import settles. */
   staged: string;
+  /** Hash of what undoing each changed record needs (undo-log.ts); not a script key. */
+  undo: string;
 }
 
 export function importKeys(prefix: string, importId: string): ImportKeys {
@@ -20,6 +22,7 @@ export function importKeys(prefix: string, importId: string): ImportKeys {
     counts: `${base}:counts`,
     results: `${base}:results`,
     staged: `${base}:staged`,
+    undo: `${base}:undo`,
   };
 }
 

@@ -4,11 +4,12 @@ import type { ImportInfo, ImportState, RecordResult, ResultStatus } from '../mod
 import {
   decodeImportInfo,
   decodeMetaExtras,
-  decodeColumns,
   decodeResult,
   hashFromReply,
+  resultLayout,
   storedStatus,
 } from './import-codec.js';
+import { BUCKET_ROWS, bucketOf, readBuckets } from './row-buckets.js';
 import { importNotFound } from './import-errors.js';
 import { PorterError } from '../errors/porter-error.js';
 import { importIndexKey, importKeys, type ImportKeys } from './import-keys.js';
@@ -218,48 +219,50 @@ export async function readImportProgress(
   return progress;
 }
 
-function rowRange(first: number, last: number): string[] {
-  const rows: string[] = [];
-  for (let row = first; row <= last; row++) rows.push(String(row));
-  return rows;
-}
+/** Buckets read per round trip: 16 × 64 = 1,024 rows. */
+const READ_BUCKETS = 16;
 
 /**
- * Results in input order: HMGET of rows 1..total (or up to the highest row seen, before the
- * total is known) in chunks, the next chunk fetched while the current one is consumed.
+ * Results in input order: the buckets of rows 1..total (or up to the highest row seen, before
+ * the total is known) a few at a time, the next ones fetched while the current are consumed.
  */
 export async function* readResults(
   redis: Redis,
   importId: string,
   keys: ImportKeys,
-  options: { status?: readonly ResultStatus[]; chunkSize?: number } = {},
+  options: { status?: readonly ResultStatus[] } = {},
 ): AsyncGenerator<RecordResult> {
-  const chunkSize = Math.max(1, Math.floor(options.chunkSize ?? 1000));
   const wanted = options.status ? new Set<ResultStatus>(options.status) : undefined;
   const { meta } = await readMeta(redis, keys);
   if (meta.id === undefined) throw importNotFound(importId);
   const { settled, storedTotal, maxRow } = decodeMetaExtras(meta);
-  const columns = decodeColumns(meta.columns);
+  const layout = resultLayout(meta);
   const last = Math.max(storedTotal, maxRow);
-  const fetchChunk = (first: number): Promise<(string | null)[]> =>
-    redis.hmget(keys.results, ...rowRange(first, Math.min(last, first + chunkSize - 1)));
+  const lastBucket = last >= 1 ? bucketOf(last) : -1;
+  const fetch = (first: number): Promise<Map<number, string>> => {
+    const buckets: number[] = [];
+    for (let bucket = first; bucket <= lastBucket && bucket < first + READ_BUCKETS; bucket++) {
+      buckets.push(bucket);
+    }
+    return readBuckets(redis, keys.results, buckets);
+  };
 
-  let pending = last >= 1 ? fetchChunk(1) : undefined;
-  for (let first = 1; pending; first += chunkSize) {
-    const values = await pending;
-    const next = first + chunkSize;
-    pending = next <= last ? fetchChunk(next) : undefined;
+  let pending = lastBucket >= 0 ? fetch(0) : undefined;
+  for (let first = 0; pending; first += READ_BUCKETS) {
+    const found = await pending;
+    const next = first + READ_BUCKETS;
+    pending = next <= lastBucket ? fetch(next) : undefined;
     // A consumer that stops early leaves the prefetch unawaited; keep it from going unhandled.
     pending?.catch(() => {});
-    for (let offset = 0; offset < values.length; offset++) {
-      const row = first + offset;
-      const json = values[offset];
-      if (json === null || json === undefined) {
+    const end = Math.min(last, next * BUCKET_ROWS);
+    for (let row = first * BUCKET_ROWS + 1; row <= end; row++) {
+      const json = found.get(row);
+      if (json === undefined) {
         if (settled && (!wanted || wanted.has('unprocessed'))) yield lostResult(row);
         continue;
       }
       if (wanted && !wanted.has(storedStatus(json))) continue;
-      yield decodeResult(row, json, columns);
+      yield decodeResult(row, json, layout);
     }
   }
 }

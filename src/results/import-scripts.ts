@@ -6,6 +6,7 @@
  * and ARGV[1..3] = ttl seconds, now (ISO), events channel.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
+import { BUCKET_LUA } from './row-buckets.js';
 
 /** Helpers shared by the scripts that can move an import to a final or settled state. */
 const PRELUDE = `
@@ -143,15 +144,23 @@ return 1
 
 /**
  * ARGV: ttl, now, channel, then (row, tag, json) triples; the tag is "status", "status/action"
- * or "status!code!message" (see result-writer.ts). A row's result is written once
- * (HSETNX) and only a newly written result is counted, so a batch that runs twice counts once.
- * Returns {written, meta, counts}, or nil when the import does not exist.
+ * or "status!code!message" (see result-writer.ts). A row's result is written once (kept in its
+ * bucket of rows, row-buckets.ts) and only a newly written result is counted, so a batch that
+ * runs twice counts once. Returns {written, meta, counts, full buckets}, or nil when the import
+ * does not exist.
  */
 const RECORD_RESULTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local written, max_row, added = 0, 0, {}
+local cache, appended, seen = {}, {}, {}
 for i = 4, #ARGV, 3 do
-  if redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2]) == 1 then
+  local row = ARGV[i]
+  if not seen[row] and not has_row(KEYS[3], cache, row) then
+    seen[row] = true
+    local bucket = bucket_of(row)
+    local parts = appended[bucket]
+    if not parts then parts = {}; appended[bucket] = parts end
+    parts[#parts + 1] = RS .. row .. US .. ARGV[i + 2]
     written = written + 1
     -- the tag is "status" or "status/action": an action is counted for what was (or would be) done
     local tag = ARGV[i + 1]
@@ -176,9 +185,17 @@ for i = 4, #ARGV, 3 do
     else
       added[tag] = (added[tag] or 0) + 1
     end
-    local row = tonumber(ARGV[i])
-    if row > max_row then max_row = row end
+    local number = tonumber(row)
+    if number > max_row then max_row = number end
   end
+end
+-- a bucket whose every row has its result is full: the caller compacts it
+local full = {}
+for bucket, parts in pairs(appended) do
+  local text = cache[bucket] .. table.concat(parts)
+  redis.call('HSET', KEYS[3], 'b' .. bucket, text)
+  local _, entries = string.gsub(text, RS, RS)
+  if entries >= BUCKET_ROWS then full[#full + 1] = tonumber(bucket) end
 end
 for status, n in pairs(added) do redis.call('HINCRBY', KEYS[2], status, n) end
 if written > 0 then
@@ -189,7 +206,7 @@ if written > 0 then
 end
 refresh_ttl()
 settle()
-return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]) }
+return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
 `;
 
 /**
@@ -242,9 +259,9 @@ return 1
 
 /** KEYS: results; ARGV: rows. Returns the rows without a result, without shipping result JSON. */
 const MISSING_ROWS = `
-local missing = {}
+local missing, cache = {}, {}
 for i = 1, #ARGV do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then missing[#missing + 1] = ARGV[i] end
+  if not has_row(KEYS[1], cache, ARGV[i]) then missing[#missing + 1] = ARGV[i] end
 end
 return missing
 `;
@@ -269,7 +286,7 @@ const SCRIPTS = {
   recordResults: {
     command: 'porterImportRecordResults',
     numberOfKeys: 4,
-    lua: PRELUDE + RECORD_RESULTS,
+    lua: PRELUDE + BUCKET_LUA + RECORD_RESULTS,
   },
   updateMeta: { command: 'porterImportUpdateMeta', numberOfKeys: 1, lua: UPDATE_META },
   beginServerRows: {
@@ -290,7 +307,7 @@ const SCRIPTS = {
   missingRows: {
     command: 'porterImportMissingRows',
     numberOfKeys: 1,
-    lua: MISSING_ROWS,
+    lua: BUCKET_LUA + MISSING_ROWS,
     readOnly: true,
   },
 } as const satisfies Record<string, ScriptDefinition>;

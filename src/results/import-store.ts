@@ -19,8 +19,9 @@ import {
 import { chunks } from './chunks.js';
 import {
   decodeImportInfo,
-  decodeColumns,
   decodeResult,
+  resultLayout,
+  type ResultLayout,
   decodeStaged,
   encodeNewMeta,
   encodeStaged,
@@ -56,6 +57,7 @@ import {
   type ScriptArg,
 } from './import-scripts.js';
 import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
+import { bucketOf, compactBuckets, compactFields, readBuckets } from './row-buckets.js';
 
 export interface ImportStoreOptions {
   /** Connection used for every command; the store registers its Lua scripts on it. */
@@ -91,6 +93,8 @@ export interface ReadResultsOptions {
 const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
 /** Staged records per script call. */
 const STAGE_CHUNK = 1000;
+/** Imports whose result layout a store remembers. */
+const LAYOUTS_KEPT = 256;
 const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused', 'held'];
 
 /** Import state, staged records, per-record results and counters of every import. */
@@ -98,6 +102,7 @@ export class ImportStore {
   readonly prefix: string;
   readonly ttlSeconds: number;
   private readonly redis: Redis;
+  private readonly layouts = new Map<string, ResultLayout>();
 
   constructor(options: ImportStoreOptions) {
     this.redis = options.redis;
@@ -214,9 +219,11 @@ export class ImportStore {
   async stage(importId: string, items: readonly StagedRecord[]): Promise<number> {
     if (items.length === 0) return this.stagedCount(importId);
     const keys = importKeyList(this.keys(importId));
+    const layout = await this.layoutOf(importId);
+    const encode = (item: StagedRecord): string => encodeStaged(item, layout);
     const pipeline = this.redis.pipeline();
     for (const part of chunks(items, STAGE_CHUNK)) {
-      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encodeStaged)]);
+      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encode)]);
     }
     let length = 0;
     for (const [error, reply] of (await pipeline.exec()) ?? []) {
@@ -257,7 +264,8 @@ export class ImportStore {
   async addServerRows(importId: string, items: readonly StagedRecord[]): Promise<void> {
     if (items.length === 0) return;
     const keys = importKeyList(this.keys(importId));
-    const args = [...this.commonArgs(), ...items.map(encodeStaged)];
+    const layout = await this.layoutOf(importId);
+    const args = [...this.commonArgs(), ...items.map((item) => encodeStaged(item, layout))];
     if ((await runImportScript(this.redis, 'addServerRows', keys, args)) === -1) {
       throw importNotFound(importId);
     }
@@ -278,8 +286,11 @@ export class ImportStore {
   /** Staged records from position `start` (0-based), at most `count`; none once settled. */
   async readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]> {
     if (count <= 0) return [];
-    const items = await this.redis.lrange(this.keys(importId).staged, start, start + count - 1);
-    return items.map(decodeStaged);
+    const [items, layout] = await Promise.all([
+      this.redis.lrange(this.keys(importId).staged, start, start + count - 1),
+      this.layoutOf(importId),
+    ]);
+    return items.map((json) => decodeStaged(json, layout));
   }
 
   async stagedCount(importId: string): Promise<number> {
@@ -353,20 +364,51 @@ export class ImportStore {
   async recordResults(
     importId: string,
     results: readonly RecordResult[],
-    /** The import's columns, when the caller knows them: inputs are kept more compactly. */
-    columns?: readonly string[],
+    /** The import as the caller knows it, which saves reading its layout. */
+    known?: Pick<ImportInfo, 'columns' | 'options'>,
   ): Promise<{ written: number; info: ImportInfo }> {
     const keys = this.keys(importId);
-    const { written, hashes } = await writeResults(
+    const layout = known
+      ? resultLayout({
+          columns: JSON.stringify(known.columns),
+          options: JSON.stringify(known.options),
+        })
+      : await this.layoutOf(importId);
+    const { written, hashes, full } = await writeResults(
       this.redis,
       importId,
       keys,
       results,
       () => this.commonArgs(),
-      columns,
+      layout,
     );
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
+    // every row of a full bucket has its result (and its undo entry before it): both shrink;
+    // once the import settles, the rest of them too
+    if (written > 0 && info.settled) await this.compact(importId);
+    else if (full.length > 0) await this.compactRows(importId, full);
     return { written, info };
+  }
+
+  /**
+   * Deflates a settled import's results and undo entries, a bucket of rows at a time
+   * (row-buckets.ts); nothing writes to them any more, and reading them works either way.
+   */
+  async compact(importId: string): Promise<void> {
+    const keys = this.keys(importId);
+    await Promise.all([
+      compactBuckets(this.redis, keys.results),
+      compactBuckets(this.redis, keys.undo),
+    ]);
+  }
+
+  /** Deflates these buckets of an import's results and undo entries, all of whose rows are done. */
+  private async compactRows(importId: string, buckets: readonly number[]): Promise<void> {
+    const keys = this.keys(importId);
+    await Promise.all([
+      compactFields(this.redis, keys.results, buckets),
+      compactFields(this.redis, keys.undo, buckets),
+    ]);
   }
 
   /** The results these rows have (rows without one are left out). */
@@ -374,16 +416,35 @@ export class ImportStore {
     const found = new Map<number, RecordResult>();
     if (rows.length === 0) return found;
     const keys = this.keys(importId);
-    const [values, columnsJson] = await Promise.all([
-      this.redis.hmget(keys.results, ...rows.map(String)),
-      this.redis.hget(keys.meta, 'columns'),
+    const [entries, layout] = await Promise.all([
+      readBuckets(this.redis, keys.results, [...new Set(rows.map(bucketOf))]),
+      this.layoutOf(importId),
     ]);
-    const columns = decodeColumns(columnsJson);
-    rows.forEach((row, index) => {
-      const json = values[index];
-      if (json) found.set(row, decodeResult(row, json, columns));
-    });
+    for (const row of rows) {
+      const json = entries.get(row);
+      if (json) found.set(row, decodeResult(row, json, layout));
+    }
     return found;
+  }
+
+  /**
+   * How the import's results are stored (its columns and key field), read once per import while
+   * the process remembers it: the columns are set before the first result and never change.
+   */
+  private async layoutOf(importId: string): Promise<ResultLayout> {
+    const cached = this.layouts.get(importId);
+    if (cached) return cached;
+    const [columns, options] = await this.redis.hmget(
+      this.keys(importId).meta,
+      'columns',
+      'options',
+    );
+    const layout = resultLayout({ columns: columns ?? undefined, options: options ?? undefined });
+    if (layout.columns.length > 0) {
+      if (this.layouts.size >= LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
+      this.layouts.set(importId, layout);
+    }
+    return layout;
   }
 
   /** The rows among these that have no result yet, in the order given. */

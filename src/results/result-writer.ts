@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { PorterError } from '../errors/porter-error.js';
 import { RESULT_STATUSES, type RecordResult } from '../model/import.js';
 import { chunks } from './chunks.js';
-import { encodeResult } from './import-codec.js';
+import { encodeResult, type ResultLayout } from './import-codec.js';
 import { importNotFound } from './import-errors.js';
 import { importKeyList, type ImportKeys } from './import-keys.js';
 import { runImportScript, type ScriptArg } from './import-scripts.js';
@@ -42,8 +42,9 @@ export function resultTag(result: RecordResult): string {
 }
 
 /**
- * Runs the record script chunk by chunk. Returns how many results were new and the
- * meta/counts hashes the last chunk saw (undefined when there was nothing to write).
+ * Runs the record script chunk by chunk. Returns how many results were new, the meta/counts
+ * hashes the last chunk saw (undefined when there was nothing to write) and the buckets of rows
+ * these results filled (row-buckets.ts).
  */
 export async function writeResults(
   redis: Redis,
@@ -51,24 +52,26 @@ export async function writeResults(
   keys: ImportKeys,
   results: readonly RecordResult[],
   commonArgs: () => ScriptArg[],
-  /** The import's columns: inputs that hold exactly them are kept as values alone. */
-  columns?: readonly string[],
-): Promise<{ written: number; hashes?: [unknown, unknown] }> {
+  /** The import's layout: what a stored result need not repeat. */
+  layout?: ResultLayout,
+): Promise<{ written: number; hashes?: [unknown, unknown]; full: number[] }> {
   results.forEach(assertValidResult);
   let written = 0;
   let hashes: [unknown, unknown] | undefined;
+  const full: number[] = [];
   for (const part of chunks(results, RESULT_CHUNK)) {
     const args = commonArgs();
     for (const result of part) {
-      args.push(result.row, resultTag(result), encodeResult(result, columns));
+      args.push(result.row, resultTag(result), encodeResult(result, layout));
     }
     const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
     if (reply === null) throw importNotFound(importId);
-    const [count, meta, counts] = reply as [number, unknown, unknown];
+    const [count, meta, counts, filled] = reply as [number, unknown, unknown, number[]];
     written += Number(count);
     hashes = [meta, counts];
+    full.push(...filled);
   }
-  return hashes ? { written, hashes } : { written };
+  return hashes ? { written, hashes, full } : { written, full };
 }
 
 /** The rows among these without a result, in the order given; no result JSON is transferred. */

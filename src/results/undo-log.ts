@@ -1,14 +1,15 @@
 /**
  * Where an import keeps, per record it changed, what undoing it needs (src/plan/undo-entry.ts):
- * one hash `<p>:import:<id>:undo`, row → compact entry, with the import's TTL. Only changed
- * records have an entry, so it holds about as much as the import changed.
+ * one hash `<p>:import:<id>:undo` of entries kept a bucket of 64 rows at a time
+ * (row-buckets.ts), with the import's TTL. Only changed records have an entry, so it holds about
+ * as much as the import changed.
  */
 import type { Redis } from 'ioredis';
-import { setHashExpiring } from '../util/redis-commands.js';
-import { importKeyBase } from '../redis/key-tags.js';
+import { importKeys } from './import-keys.js';
+import { appendEntries, readBuckets } from './row-buckets.js';
 
-/** Rows read per round trip. */
-const READ_CHUNK = 1000;
+/** Buckets read per round trip (64 rows each). */
+const READ_BUCKETS = 16;
 
 export class UndoLog {
   constructor(
@@ -18,43 +19,38 @@ export class UndoLog {
   ) {}
 
   key(importId: string): string {
-    return `${importKeyBase(this.prefix, importId)}:undo`;
+    return importKeys(this.prefix, importId).undo;
   }
 
   /** Keeps these entries (row → encoded entry); keeping a row again replaces it. */
   async keep(importId: string, entries: ReadonlyMap<number, string>): Promise<void> {
-    const fields: (string | number)[] = [];
-    for (const [row, text] of entries) fields.push(row, text);
-    await setHashExpiring(this.redis, this.key(importId), fields, this.ttlSeconds);
+    await appendEntries(this.redis, this.key(importId), entries, this.ttlSeconds);
   }
 
-  /** How many records the import changed (entries kept). */
-  async count(importId: string): Promise<number> {
-    return this.redis.hlen(this.key(importId));
+  /** Whether the import changed any record (kept an entry). */
+  async isEmpty(importId: string): Promise<boolean> {
+    return (await this.redis.hlen(this.key(importId))) === 0;
   }
 
   /**
-   * The entries in row order: the row numbers are gathered first (a number each, whatever rows
-   * the import used), then the entries read a chunk at a time.
+   * The entries in row order: the buckets are listed first (a field per 64 rows), then read a
+   * few at a time.
    */
   async *entries(importId: string): AsyncGenerator<{ row: number; text: string }> {
     const key = this.key(importId);
-    const rows: number[] = [];
+    const buckets = new Set<number>();
     let cursor = '0';
     do {
-      const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', READ_CHUNK);
-      for (let index = 0; index < flat.length; index += 2) rows.push(Number(flat[index]));
+      const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', READ_BUCKETS);
+      for (let index = 0; index < flat.length; index += 2)
+        buckets.add(Number(flat[index]!.slice(1)));
       cursor = next;
     } while (cursor !== '0');
-    // a field HSCAN returned twice (the hash grew meanwhile) is read once
-    const ordered = [...new Set(rows)].sort((left, right) => left - right);
-    for (let start = 0; start < ordered.length; start += READ_CHUNK) {
-      const chunk = ordered.slice(start, start + READ_CHUNK);
-      const values = await this.redis.hmget(key, ...chunk.map(String));
-      for (let index = 0; index < chunk.length; index++) {
-        const text = values[index];
-        if (text) yield { row: chunk[index]!, text };
-      }
+    const ordered = [...buckets].sort((left, right) => left - right);
+    for (let start = 0; start < ordered.length; start += READ_BUCKETS) {
+      const found = await readBuckets(this.redis, key, ordered.slice(start, start + READ_BUCKETS));
+      const rows = [...found.keys()].sort((left, right) => left - right);
+      for (const row of rows) yield { row, text: found.get(row)! };
     }
   }
 

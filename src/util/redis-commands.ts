@@ -13,7 +13,7 @@ export interface ScriptSpec {
   lua: string;
 }
 
-export type ScriptCommand = (...args: (string | number)[]) => Promise<unknown>;
+export type ScriptCommand = (...args: (string | number | Buffer)[]) => Promise<unknown>;
 
 interface Script extends ScriptSpec {
   sha: string;
@@ -36,7 +36,7 @@ const sentOn = new WeakMap<Redis, Set<string>>();
 async function runScript(
   redis: Redis,
   script: Script,
-  args: (string | number)[],
+  args: (string | number | Buffer)[],
 ): Promise<unknown> {
   let sent = sentOn.get(redis);
   if (!sent) sentOn.set(redis, (sent = new Set()));

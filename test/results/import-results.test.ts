@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordResult } from '../../src/model/import.js';
 import { OPTIONS, range, result, staged, storeFixture } from './store-fixture.js';
@@ -69,11 +70,39 @@ describe('results()', () => {
     expect(rows).toEqual([1, 3]);
   });
 
+  it('deflates a bucket of 64 rows once each has its result, before the import ends', async () => {
+    const info = await store.create({ options: OPTIONS });
+    await store.markReceived(info.id, { total: 200, batches: 2 });
+    const key = store.keys(info.id).results;
+    await store.recordResults(
+      info.id,
+      range(1, 63).map((row) => result(row)),
+    );
+    expect(await redis.hkeys(key)).toEqual(['b0']);
+    // the 64th row fills the bucket; rows 65–70 open the next one
+    await store.recordResults(
+      info.id,
+      range(64, 70).map((row) => result(row)),
+    );
+    expect((await redis.hkeys(key)).sort()).toEqual(['b1', 'z0']);
+    // a result written again to a deflated bucket changes nothing and counts nothing
+    const { written } = await store.recordResults(info.id, [result(5, 'failed')]);
+    expect(written).toBe(0);
+    const all = await collect(store.results(info.id));
+    expect(all.map((item) => item.row)).toEqual(range(1, 70));
+    expect(all[4]).toEqual(result(5));
+    expect(await store.missingRows(info.id, [5, 64, 70, 71, 150])).toEqual([71, 150]);
+  });
+
   it('reports a settled import row with no result as unprocessed, not silently', async () => {
     const info = await store.create({ options: OPTIONS });
     await store.markReceived(info.id, { total: 2, batches: 1 });
     await store.recordResults(info.id, [result(1), result(2)]);
-    await redis.hdel(store.keys(info.id).results, '2');
+    // row 2's entry goes missing from its bucket (settled, so compacted)
+    const key = store.keys(info.id).results;
+    const text = inflateRawSync((await redis.hgetBuffer(key, 'z0'))!).toString('utf8');
+    const entries = text.split('\u001e').filter((entry) => !entry.startsWith('2\u001f'));
+    await redis.hset(key, 'z0', deflateRawSync(entries.join('\u001e')));
     const all = await collect(store.results(info.id));
     expect(all[1]).toMatchObject({ row: 2, status: 'unprocessed', errorCode: 'PORTER_INTERNAL' });
     expect(await collect(store.results(info.id, { status: ['succeeded'] }))).toHaveLength(1);
