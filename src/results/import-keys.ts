@@ -11,6 +11,8 @@ export interface ImportKeys {
   results: string;
   /** List of staged record JSON strings, in upload order, until the import settles. */
   staged: string;
+  /** Bitmap: bit row − 1 is set once the row has its result. */
+  done: string;
   /** Hash of what undoing each changed record needs (undo-log.ts); not a script key. */
   undo: string;
 }
@@ -22,13 +24,14 @@ export function importKeys(prefix: string, importId: string): ImportKeys {
     counts: `${base}:counts`,
     results: `${base}:results`,
     staged: `${base}:staged`,
+    done: `${base}:done`,
     undo: `${base}:undo`,
   };
 }
 
-/** The four keys as the KEYS array of a script (meta, counts, results, staged). */
+/** The keys as the KEYS array of a script (meta, counts, results, staged, done). */
 export function importKeyList(keys: ImportKeys): string[] {
-  return [keys.meta, keys.counts, keys.results, keys.staged];
+  return [keys.meta, keys.counts, keys.results, keys.staged, keys.done];
 }
 
 /** Sorted set of import ids scored by creation time (ms), for listing. */

@@ -2,7 +2,7 @@
  * The Lua scripts that keep an import consistent. Each runs atomically in Redis, so
  * concurrent workers can neither count a row twice nor race a state change.
  *
- * Every import script takes KEYS = meta, counts, results, staged (see import-keys.ts)
+ * Every import script takes KEYS = meta, counts, results, staged, done (see import-keys.ts)
  * and ARGV[1..3] = ttl seconds, now (ISO), events channel.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
@@ -15,7 +15,7 @@ local ACTIVE = { queued = true, running = true, paused = true }
 local ttl, now, channel = ARGV[1], ARGV[2], ARGV[3]
 
 local function refresh_ttl()
-  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+  for i = 1, #KEYS do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 
 local function publish(id, state, settled)
@@ -152,11 +152,11 @@ return 1
 const RECORD_RESULTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local written, max_row, added = 0, 0, {}
-local cache, appended, seen = {}, {}, {}
+local appended = {}
 for i = 4, #ARGV, 3 do
   local row = ARGV[i]
-  if not seen[row] and not has_row(KEYS[3], cache, row) then
-    seen[row] = true
+  if not has_row(KEYS[5], row) then
+    redis.call('SETBIT', KEYS[5], tonumber(row) - 1, 1)
     local bucket = bucket_of(row)
     local parts = appended[bucket]
     if not parts then parts = {}; appended[bucket] = parts end
@@ -192,10 +192,9 @@ end
 -- a bucket whose every row has its result is full: the caller compacts it
 local full = {}
 for bucket, parts in pairs(appended) do
-  local text = cache[bucket] .. table.concat(parts)
-  redis.call('HSET', KEYS[3], 'b' .. bucket, text)
-  local _, entries = string.gsub(text, RS, RS)
-  if entries >= BUCKET_ROWS then full[#full + 1] = tonumber(bucket) end
+  local field = 'b' .. bucket
+  redis.call('HSET', KEYS[3], field, (redis.call('HGET', KEYS[3], field) or '') .. table.concat(parts))
+  if bucket_full(KEYS[5], bucket) then full[#full + 1] = bucket end
 end
 for status, n in pairs(added) do redis.call('HINCRBY', KEYS[2], status, n) end
 if written > 0 then
@@ -259,9 +258,9 @@ return 1
 
 /** KEYS: results; ARGV: rows. Returns the rows without a result, without shipping result JSON. */
 const MISSING_ROWS = `
-local missing, cache = {}, {}
+local missing = {}
 for i = 1, #ARGV do
-  if not has_row(KEYS[1], cache, ARGV[i]) then missing[#missing + 1] = ARGV[i] end
+  if not has_row(KEYS[1], ARGV[i]) then missing[#missing + 1] = ARGV[i] end
 end
 return missing
 `;
@@ -275,33 +274,33 @@ interface ScriptDefinition {
 
 // Command names carry a porter prefix because the connection may be shared with other modules.
 const SCRIPTS = {
-  create: { command: 'porterImportCreate', numberOfKeys: 4, lua: CREATE },
-  stage: { command: 'porterImportStage', numberOfKeys: 4, lua: PRELUDE + STAGE },
+  create: { command: 'porterImportCreate', numberOfKeys: 5, lua: CREATE },
+  stage: { command: 'porterImportStage', numberOfKeys: 5, lua: PRELUDE + STAGE },
   markReceived: {
     command: 'porterImportMarkReceived',
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: PRELUDE + MARK_RECEIVED,
   },
-  transition: { command: 'porterImportTransition', numberOfKeys: 4, lua: PRELUDE + TRANSITION },
+  transition: { command: 'porterImportTransition', numberOfKeys: 5, lua: PRELUDE + TRANSITION },
   recordResults: {
     command: 'porterImportRecordResults',
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: PRELUDE + BUCKET_LUA + RECORD_RESULTS,
   },
   updateMeta: { command: 'porterImportUpdateMeta', numberOfKeys: 1, lua: UPDATE_META },
   beginServerRows: {
     command: 'porterImportBeginServerRows',
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: PRELUDE + BEGIN_SERVER_ROWS,
   },
   addServerRows: {
     command: 'porterImportAddServerRows',
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: PRELUDE + ADD_SERVER_ROWS,
   },
   endServerRows: {
     command: 'porterImportEndServerRows',
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: PRELUDE + END_SERVER_ROWS,
   },
   missingRows: {

@@ -82,7 +82,7 @@ export async function findMissingRows(
 ): Promise<number[]> {
   const missing: number[] = [];
   for (const part of chunks(rows, RESULT_CHUNK)) {
-    const reply = await runImportScript(redis, 'missingRows', [keys.results], part);
+    const reply = await runImportScript(redis, 'missingRows', [keys.done], part);
     for (const row of reply as Array<string | number>) missing.push(Number(row));
   }
   return missing;

@@ -84,26 +84,17 @@ export async function readBuckets(
 }
 
 /**
- * Lua: the entry text of a row in a bucket, and whether a row already has one. Expects `key`;
- * caches each bucket it reads in `cache`. A compacted bucket holds every row it will ever hold.
+ * Lua for the results script: which bucket a row's entry goes to, whether a row has its entry
+ * (its bit in the import's `done` bitmap, bit row − 1), and whether every row of a bucket has
+ * (its 64 bits are 8 whole bytes of the bitmap).
  */
 export const BUCKET_LUA = `
 local BUCKET_ROWS = ${BUCKET_ROWS}
 local RS, US = '\\30', '\\31'
-local function bucket_of(row) return string.format('%d', math.floor((tonumber(row) - 1) / BUCKET_ROWS)) end
-local function bucket_text(key, cache, bucket)
-  local text = cache[bucket]
-  if text == nil then
-    if redis.call('HEXISTS', key, 'z' .. bucket) == 1 then text = false
-    else text = redis.call('HGET', key, 'b' .. bucket) or '' end
-    cache[bucket] = text
-  end
-  return text
-end
-local function has_row(key, cache, row)
-  local text = bucket_text(key, cache, bucket_of(row))
-  if text == false then return true end
-  return string.find(text, RS .. row .. US, 1, true) ~= nil
+local function bucket_of(row) return math.floor((tonumber(row) - 1) / BUCKET_ROWS) end
+local function has_row(done, row) return redis.call('GETBIT', done, tonumber(row) - 1) == 1 end
+local function bucket_full(done, bucket)
+  return redis.call('BITCOUNT', done, bucket * 8, bucket * 8 + 7) == BUCKET_ROWS
 end
 `;
 
