@@ -1,0 +1,149 @@
+/**
+ * The OpenTelemetry SDK of a process that traces: loaded by src/observability/tracing.ts only
+ * when tracing is on, so a process that does not trace never loads it.
+ */
+import { context, diag, DiagLogLevel, propagation, trace, SpanKind } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
+import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  resourceFromAttributes,
+  serviceInstanceIdDetector,
+} from '@opentelemetry/resources';
+import {
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  SamplingDecision,
+  TracerProvider,
+  type Sampler,
+  type SamplingResult,
+  type Span,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
+import type { Telemetry } from 'bullmq';
+import { BullMQOtel } from 'bullmq-otel';
+import { PORTER_VERSION } from '../version.js';
+import { StderrSpanExporter } from './stderr-exporter.js';
+import type { TracingConfig } from './tracing-config.js';
+import { WORK_ATTRIBUTE_NAMES } from './work-ids.js';
+
+export interface RunningSdk {
+  /** What BullMQ's Queue, Worker and FlowProducer take as `telemetry`. */
+  telemetry: Telemetry;
+  /** Sends the spans ended so far. */
+  flush(): Promise<void>;
+}
+
+/** Where the SDK's own failures (a collector that does not answer) are told. */
+export interface SdkLog {
+  warn(message: string): void;
+}
+
+/** Registers the SDK as this process's tracer provider, context manager and propagator. */
+export function startSdk(config: TracingConfig, log: SdkLog): RunningSdk {
+  diag.setLogger(
+    {
+      error: (message) => log.warn(`tracing: ${message}`),
+      warn: (message) => log.warn(`tracing: ${message}`),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    DiagLogLevel.WARN,
+  );
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // the trace and the ids of the work travel with each job (bullmq-otel injects both)
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+  );
+  const provider = new TracerProvider({
+    resource: resourceOf(config),
+    sampler: new ParentBasedSampler({ root: new WorkSampler() }),
+    spanProcessors: [
+      new WorkAttributes(),
+      ...exportersOf(config).map(
+        (exporter) =>
+          new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.sendEveryMs }),
+      ),
+    ],
+  });
+  trace.setGlobalTracerProvider(provider);
+  return {
+    telemetry: new BullMQOtel({ tracerName: 'bullmq' }),
+    flush: () => provider.forceFlush(),
+  };
+}
+
+function exportersOf(config: TracingConfig): SpanExporter[] {
+  return config.exporters.map((name) => {
+    if (name === 'console') return new StderrSpanExporter();
+    const { url, protocol } = config.otlp!;
+    // headers, timeout and compression come from OTEL_EXPORTER_OTLP_* as the exporters read them
+    return protocol === 'http/json'
+      ? new OtlpJsonExporter({ url })
+      : new OtlpProtobufExporter({ url });
+  });
+}
+
+function resourceOf(config: TracingConfig) {
+  return defaultResource()
+    .merge(
+      resourceFromAttributes({
+        'service.name': 'porter',
+        'service.version': PORTER_VERSION,
+        'process.pid': process.pid,
+      }),
+    )
+    .merge(detectResources({ detectors: [hostDetector, serviceInstanceIdDetector, envDetector] }))
+    .merge(
+      config.serviceName ? resourceFromAttributes({ 'service.name': config.serviceName }) : null,
+    );
+}
+
+/** Copies the ids of the work in hand (the baggage porter sets) onto every span as it starts. */
+class WorkAttributes implements SpanProcessor {
+  onStart(span: Span, parent: Context): void {
+    const baggage = propagation.getBaggage(parent);
+    if (!baggage) return;
+    for (const name of WORK_ATTRIBUTE_NAMES) {
+      const entry = baggage.getEntry(name);
+      if (entry) span.setAttribute(name, entry.value);
+    }
+  }
+  onEnd(): void {}
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Starts a trace for porter's work and for jobs queued, not for a queue's background loops:
+ * an idle worker's polls and lock renewals (BullMQ spans with no parent) are not recorded.
+ */
+class WorkSampler implements Sampler {
+  shouldSample(_context: Context, _traceId: string, name: string, kind: SpanKind): SamplingResult {
+    const background = kind === SpanKind.INTERNAL && !name.startsWith('porter.');
+    return {
+      decision: background ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
+    };
+  }
+  toString(): string {
+    return 'WorkSampler';
+  }
+}
