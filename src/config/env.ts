@@ -33,6 +33,12 @@ const TRACE_EXPORTERS: ReadonlySet<string> = new Set<TraceExporterName>([
   'none',
 ]);
 
+/** An http:// or https:// URL (`collector:4318` would parse as a URL of scheme `collector:`). */
+const httpUrl = z
+  .string()
+  .url()
+  .refine((text) => /^https?:\/\//i.test(text), 'an http:// or https:// URL');
+
 const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
   error: 'http/protobuf or http/json (porter sends OTLP over HTTP, not grpc)',
 });
@@ -201,9 +207,9 @@ export const envSchema = z.object({
       return names as TraceExporterName[];
     }),
   /** OTLP/HTTP collector base URL; spans go to `<url>/v1/traces`. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
   /** The full URL spans are posted to; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
   /** The body of OTLP/HTTP requests: protobuf or JSON (grpc is not sent). */
   OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
   /** The same for spans alone; wins over OTEL_EXPORTER_OTLP_PROTOCOL. */
