@@ -2,8 +2,7 @@
  * The span of one request to an admin server: its method, URL (without query, where `params`
  * sign-ins carry credentials), answer status, outcome and the records it carried.
  */
-import { SpanKind, type SpanOptions } from '../observability/tracing.js';
-import { WORK_ATTRIBUTES } from '../observability/tracing.js';
+import { WORK_ATTRIBUTES, type SpanOptions } from '../observability/tracing.js';
 
 export const CALL_SPAN = {
   method: 'http.request.method',
@@ -24,7 +23,7 @@ export function callSpanAttributes(call: {
   records?: number;
 }): SpanOptions {
   return {
-    kind: SpanKind.CLIENT,
+    kind: 'client',
     attributes: {
       [CALL_SPAN.method]: call.method,
       [CALL_SPAN.url]: call.url,

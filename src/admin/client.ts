@@ -31,7 +31,7 @@ import {
 } from './resources.js';
 import type { AclRecord, GroupRecord, UserRecord } from './schemas.js';
 import { callSpanAttributes, CALL_SPAN } from './call-span.js';
-import { endSpan, startSpan, withSpan, type SpanOptions } from '../observability/tracing.js';
+import { startSpan, withSpan, type SpanOptions } from '../observability/tracing.js';
 
 export type WriteMethod = 'PUT' | 'POST' | 'DELETE';
 
@@ -281,7 +281,7 @@ export class AdminClient {
     const ended = (error: unknown): void => {
       span.setAttribute(CALL_SPAN.outcome, adminCallOutcome(error));
       span.setAttribute(CALL_SPAN.records, read);
-      endSpan(span, error);
+      span.end(error);
       this.tell(resource, 'GET', startedAt, error);
     };
     const response = await this.dispatch('GET', path + search, info, undefined, signal, (at) => {

@@ -10,8 +10,6 @@ import {
   W3CBaggagePropagator,
   W3CTraceContextPropagator,
 } from '@opentelemetry/core';
-import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import {
   defaultResource,
   detectResources,
@@ -51,7 +49,8 @@ export interface SdkLog {
 }
 
 /** Registers the SDK as this process's tracer provider, context manager and propagator. */
-export function startSdk(config: TracingConfig, log: SdkLog): RunningSdk {
+export async function startSdk(config: TracingConfig, log: SdkLog): Promise<RunningSdk> {
+  const exporters = await exportersOf(config);
   diag.setLogger(
     {
       error: (message) => log.warn(`tracing: ${message}`),
@@ -74,7 +73,7 @@ export function startSdk(config: TracingConfig, log: SdkLog): RunningSdk {
     sampler: new ParentBasedSampler({ root: new WorkSampler() }),
     spanProcessors: [
       new WorkAttributes(),
-      ...exportersOf(config).map(
+      ...exporters.map(
         (exporter) =>
           new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.sendEveryMs }),
       ),
@@ -87,15 +86,23 @@ export function startSdk(config: TracingConfig, log: SdkLog): RunningSdk {
   };
 }
 
-function exportersOf(config: TracingConfig): SpanExporter[] {
-  return config.exporters.map((name) => {
-    if (name === 'console') return new StderrSpanExporter();
+/** The exporters asked for; the OTLP one of the protocol asked for, loaded alone. */
+async function exportersOf(config: TracingConfig): Promise<SpanExporter[]> {
+  const exporters: SpanExporter[] = [];
+  for (const name of config.exporters) {
+    if (name === 'console') {
+      exporters.push(new StderrSpanExporter());
+      continue;
+    }
     const { url, protocol } = config.otlp!;
     // headers, timeout and compression come from OTEL_EXPORTER_OTLP_* as the exporters read them
-    return protocol === 'http/json'
-      ? new OtlpJsonExporter({ url })
-      : new OtlpProtobufExporter({ url });
-  });
+    const { OTLPTraceExporter } =
+      protocol === 'http/json'
+        ? await import('@opentelemetry/exporter-trace-otlp-http')
+        : await import('@opentelemetry/exporter-trace-otlp-proto');
+    exporters.push(new OTLPTraceExporter({ url }));
+  }
+  return exporters;
 }
 
 function resourceOf(config: TracingConfig) {

@@ -1,21 +1,12 @@
 /**
  * Tracing of porter's work with OpenTelemetry: an import from its upload to its last admin call,
  * across the processes its jobs reach. Off unless the OTEL_* variables ask for it
- * (src/observability/tracing-config.ts); the SDK is loaded only then, and while off every
- * helper here calls its function straight away.
+ * (src/observability/tracing-config.ts). Only then are the OpenTelemetry API and SDK loaded;
+ * while off, every helper here calls its function straight away.
  *
  * Spans are few: one per upload, job, batch and admin call, never one per record.
  */
-import {
-  context,
-  INVALID_SPAN_CONTEXT,
-  propagation,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Span,
-  type SpanKind as SpanKindType,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
 import type { Telemetry } from 'bullmq';
 import type { Env } from '../config/env.js';
 import { PORTER_VERSION } from '../version.js';
@@ -24,15 +15,35 @@ import type { RunningSdk, SdkLog } from './tracing-sdk.js';
 import { workEntries, type WorkIds } from './work-ids.js';
 
 export { WORK_ATTRIBUTES, type WorkIds } from './work-ids.js';
-export { SpanKind, type Span } from '@opentelemetry/api';
 
-let sdk: RunningSdk | undefined;
+/** What porter's code says to a span while it runs. */
+export interface WorkSpan {
+  setAttribute(name: string, value: string | number | boolean): void;
+  setAttributes(attributes: Record<string, string | number | boolean>): void;
+  addEvent(name: string): void;
+}
+
+export interface SpanOptions {
+  /** @defaultValue 'internal' */
+  kind?: 'internal' | 'client';
+  attributes?: Record<string, string | number | boolean>;
+}
+
+interface Tracing {
+  api: typeof OtelApi;
+  tracer: OtelApi.Tracer;
+  sdk: RunningSdk;
+}
+
+let tracing: Tracing | undefined;
 let starting: Promise<void> | undefined;
 
-/** The span handed to a function while tracing is off: it records nothing. */
-const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-
-const tracer = trace.getTracer('porter', PORTER_VERSION);
+/** The span handed to a function while tracing is off: it keeps nothing. */
+const NO_SPAN: WorkSpan = {
+  setAttribute: () => {},
+  setAttributes: () => {},
+  addEvent: () => {},
+};
 
 /**
  * Starts tracing in this process when the environment asks for it; once per process (the first
@@ -42,25 +53,29 @@ export function startTracing(env: Env, log: SdkLog): Promise<void> {
   starting ??= (async () => {
     const config = tracingConfig(env);
     if (!config) return;
-    const { startSdk } = await import('./tracing-sdk.js');
-    sdk = startSdk(config, log);
+    const [api, { startSdk }] = await Promise.all([
+      import('@opentelemetry/api'),
+      import('./tracing-sdk.js'),
+    ]);
+    const sdk = await startSdk(config, log);
+    tracing = { api, sdk, tracer: api.trace.getTracer('porter', PORTER_VERSION) };
   })();
   return starting;
 }
 
 /** Sends the spans ended so far (before a process exits); never throws. */
 export async function flushTracing(): Promise<void> {
-  await sdk?.flush().catch(() => undefined);
+  await tracing?.sdk.flush().catch(() => undefined);
 }
 
 /** Whether this process traces. */
 export function tracingOn(): boolean {
-  return sdk !== undefined;
+  return tracing !== undefined;
 }
 
 /** BullMQ's `telemetry` option: its spans, and the trace carried from producer to worker. */
 export function queueTelemetry(): Telemetry | undefined {
-  return sdk?.telemetry;
+  return tracing?.sdk.telemetry;
 }
 
 /**
@@ -68,16 +83,12 @@ export function queueTelemetry(): Telemetry | undefined {
  * jobs reach, carries them as attributes (`porter.import.id`, `porter.target`, …).
  */
 export function withWork<T>(ids: WorkIds, run: () => T): T {
-  if (!sdk) return run();
+  if (!tracing) return run();
+  const { context, propagation } = tracing.api;
   const active = context.active();
   let baggage = propagation.getBaggage(active) ?? propagation.createBaggage();
   for (const [name, value] of workEntries(ids)) baggage = baggage.setEntry(name, { value });
   return context.with(propagation.setBaggage(active, baggage), run);
-}
-
-export interface SpanOptions {
-  kind?: SpanKindType;
-  attributes?: Attributes;
 }
 
 /**
@@ -87,14 +98,15 @@ export interface SpanOptions {
 export function withSpan<T>(
   name: string,
   options: SpanOptions,
-  run: (span: Span) => Promise<T>,
+  run: (span: WorkSpan) => Promise<T>,
 ): Promise<T> {
-  if (!sdk) return run(NO_SPAN);
-  return tracer.startActiveSpan(name, options, async (span) => {
+  if (!tracing) return run(NO_SPAN);
+  const { api, tracer } = tracing;
+  return tracer.startActiveSpan(name, spanOptions(api, options), async (span) => {
     try {
       return await run(span);
     } catch (error) {
-      failSpan(span, error);
+      failSpan(api, span, error);
       throw error;
     } finally {
       span.end();
@@ -102,22 +114,35 @@ export function withSpan<T>(
   });
 }
 
-/**
- * A span for work that cannot run inside one function (a stream read by its consumer); the
- * caller ends it with `endSpan`.
- */
-export function startSpan(name: string, options: SpanOptions): Span {
-  return sdk ? tracer.startSpan(name, options) : NO_SPAN;
+/** A span that cannot live inside one function (a stream read by its consumer). */
+export interface OpenSpan extends WorkSpan {
+  /** Ends the span, failed when `error` is given. */
+  end(error?: unknown): void;
 }
 
-/** Ends a span from `startSpan`, failed when `error` is given. */
-export function endSpan(span: Span, error?: unknown): void {
-  if (error !== undefined) failSpan(span, error);
-  span.end();
+/** Starts a span under the current one; the caller ends it. */
+export function startSpan(name: string, options: SpanOptions): OpenSpan {
+  if (!tracing) return { ...NO_SPAN, end: () => {} };
+  const { api, tracer } = tracing;
+  const span = tracer.startSpan(name, spanOptions(api, options));
+  return {
+    setAttribute: (key, value) => span.setAttribute(key, value),
+    setAttributes: (attributes) => span.setAttributes(attributes),
+    addEvent: (event) => span.addEvent(event),
+    end: (error) => {
+      if (error !== undefined) failSpan(api, span, error);
+      span.end();
+    },
+  };
 }
 
-function failSpan(span: Span, error: unknown): void {
+function spanOptions(api: typeof OtelApi, options: SpanOptions): OtelApi.SpanOptions {
+  const kind = options.kind === 'client' ? api.SpanKind.CLIENT : api.SpanKind.INTERNAL;
+  return { kind, attributes: options.attributes };
+}
+
+function failSpan(api: typeof OtelApi, span: OtelApi.Span, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
 }

@@ -1,6 +1,7 @@
 /**
- * A real OTLP/HTTP receiver on a free port: takes `POST /v1/traces` in the JSON protocol
- * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) and keeps every span it was sent, flattened.
+ * A real OTLP/HTTP receiver on a free port: takes `POST /v1/traces` and keeps every span it was
+ * sent in the JSON protocol (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), flattened; of a protobuf
+ * body it keeps the content type and size only.
  */
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -21,6 +22,8 @@ export interface OtlpReceiver {
   /** The collector's base URL, for OTEL_EXPORTER_OTLP_ENDPOINT. */
   url: string;
   spans: ReceivedSpan[];
+  /** The content type and body size of every POST /v1/traces. */
+  posts: { contentType: string; bytes: number }[];
   /** Requests received, whatever their path. */
   requests(): number;
   close(): Promise<void>;
@@ -61,6 +64,7 @@ function attributesOf(list: OtlpAttribute[] = []): Record<string, unknown> {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const posts: OtlpReceiver['posts'] = [];
   let requests = 0;
   const server = createServer((request, response) => {
     requests++;
@@ -71,7 +75,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         response.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpBody;
+      const raw = Buffer.concat(chunks);
+      const contentType = request.headers['content-type'] ?? '';
+      posts.push({ contentType, bytes: raw.length });
+      if (!contentType.startsWith('application/json')) {
+        response.writeHead(200, { 'content-type': contentType }).end();
+        return;
+      }
+      const body = JSON.parse(raw.toString('utf8')) as OtlpBody;
       for (const resourceSpans of body.resourceSpans ?? []) {
         const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
         for (const scope of resourceSpans.scopeSpans ?? []) {
@@ -98,6 +109,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    posts,
     requests: () => requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -270,6 +270,39 @@ describe('tracing an import', () => {
     );
   });
 
+  it('sends protobuf unless told otherwise, and sends at exit what a command traced', async () => {
+    const otlp = await receiver();
+    // no worker: the command's own spans (the upload, the job queued) leave as it exits
+    await submit({ ...baseEnv(), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces` });
+    expect(otlp.posts.length).toBeGreaterThan(0);
+    for (const post of otlp.posts) {
+      expect(post.contentType).toBe('application/x-protobuf');
+      expect(post.bytes).toBeGreaterThan(0);
+    }
+  });
+
+  it('writes one JSON line per span on stderr with OTEL_TRACES_EXPORTER=console', async () => {
+    const env = { ...baseEnv(), OTEL_TRACES_EXPORTER: 'console' };
+    const result = await runPorter(
+      ['import', file, '--resource', 'users', '--mode', 'upsert'],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const importId = result.stdout.trim();
+    const lines = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{"span":'))
+      .map((line) => JSON.parse(line) as { span: string; traceId: string; attributes: object });
+    expect(lines.map((line) => line.span).sort()).toEqual([
+      'add import-batches.prepare',
+      'porter.import.upload',
+    ]);
+    expect(new Set(lines.map((line) => line.traceId)).size).toBe(1);
+    for (const line of lines) {
+      expect(line.attributes).toMatchObject({ 'porter.import.id': importId });
+    }
+  });
+
   it('sends nothing without the OTEL variables, with OTEL_TRACES_EXPORTER=none, or with OTEL_SDK_DISABLED=true', async () => {
     const otlp = await receiver();
     const env = baseEnv();
