@@ -51,10 +51,11 @@ export interface SdkLog {
 /** Registers the SDK as this process's tracer provider, context manager and propagator. */
 export async function startSdk(config: TracingConfig, log: SdkLog): Promise<RunningSdk> {
   const exporters = await exportersOf(config);
+  const say = sayingAtMostEvery(60_000, log);
   diag.setLogger(
     {
-      error: (message) => log.warn(`tracing: ${message}`),
-      warn: (message) => log.warn(`tracing: ${message}`),
+      error: say,
+      warn: say,
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -83,6 +84,26 @@ export async function startSdk(config: TracingConfig, log: SdkLog): Promise<Runn
   return {
     telemetry: new BullMQOtel({ tracerName: 'bullmq' }),
     flush: () => provider.forceFlush(),
+  };
+}
+
+/**
+ * The SDK's complaints, in the log at most once per period: a collector that is down fails
+ * every send, and the log says so once a minute, with how many more there were.
+ */
+function sayingAtMostEvery(periodMs: number, log: SdkLog): (message: string) => void {
+  let saidAt = -Infinity;
+  let unsaid = 0;
+  return (message) => {
+    const now = performance.now();
+    if (now - saidAt < periodMs) {
+      unsaid++;
+      return;
+    }
+    const more = unsaid > 0 ? ` (and ${unsaid} more since the last)` : '';
+    log.warn(`tracing: ${message}${more}`);
+    saidAt = now;
+    unsaid = 0;
   };
 }
 

@@ -33,6 +33,7 @@ interface Tracing {
   api: typeof OtelApi;
   tracer: OtelApi.Tracer;
   sdk: RunningSdk;
+  log: SdkLog;
 }
 
 let tracing: Tracing | undefined;
@@ -58,14 +59,22 @@ export function startTracing(env: Env, log: SdkLog): Promise<void> {
       import('./tracing-sdk.js'),
     ]);
     const sdk = await startSdk(config, log);
-    tracing = { api, sdk, tracer: api.trace.getTracer('porter', PORTER_VERSION) };
+    tracing = { api, sdk, log, tracer: api.trace.getTracer('porter', PORTER_VERSION) };
   })();
   return starting;
 }
 
-/** Sends the spans ended so far (before a process exits); never throws. */
+/**
+ * Sends the spans ended so far (before a process exits), trying for up to the exporter's timeout
+ * (OTEL_EXPORTER_OTLP_TIMEOUT); never throws, and says in the log when they could not be sent.
+ */
 export async function flushTracing(): Promise<void> {
-  await tracing?.sdk.flush().catch(() => undefined);
+  if (!tracing) return;
+  const { log } = tracing;
+  await tracing.sdk.flush().catch((error: unknown) => {
+    const reason = error instanceof Error ? error.message : String(error);
+    log.warn(`tracing: spans not sent: ${reason}`);
+  });
 }
 
 /** Whether this process traces. */

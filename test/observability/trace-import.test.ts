@@ -3,7 +3,10 @@
  * `porter worker` send their spans to a real OTLP/HTTP receiver, and one trace links the upload,
  * the jobs and the admin calls. Without the OTEL_* variables nothing is sent.
  */
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -77,6 +80,8 @@ function baseEnv(): Record<string, string> {
     ADMIN_AUTH_MODE: 'params',
     ADMIN_USER: USER,
     ADMIN_PASSWORD: PASSWORD,
+    // the log says when spans could not be sent
+    LOG_LEVEL: 'warn',
   };
 }
 
@@ -300,6 +305,28 @@ describe('tracing an import', () => {
     expect(new Set(lines.map((line) => line.traceId)).size).toBe(1);
     for (const line of lines) {
       expect(line.attributes).toMatchObject({ 'porter.import.id': importId });
+    }
+  });
+
+  it('a collector that refuses the spans costs a warning, never the import', async () => {
+    const refusing = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(400).end('{}'));
+    });
+    refusing.listen(0, '127.0.0.1');
+    await once(refusing, 'listening');
+    try {
+      const { port } = refusing.address() as AddressInfo;
+      const result = await runPorter(['import', file, '--resource', 'users', '--mode', 'upsert'], {
+        ...baseEnv(),
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      });
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim()).toMatch(/^imp_\w+$/);
+      expect(result.stderr).toMatch(/tracing: spans not sent/);
+    } finally {
+      refusing.closeAllConnections();
+      refusing.close();
     }
   });
 
