@@ -161,12 +161,15 @@ class WorkAttributes implements SpanProcessor {
 }
 
 /**
- * Starts a trace for porter's work and for jobs queued, not for a queue's background loops:
- * an idle worker's polls and lock renewals (BullMQ spans with no parent) are not recorded.
+ * Starts a trace for porter's work and for jobs queued or run, not for what happens outside
+ * them: an idle worker's polls and lock renewals (BullMQ's internal spans with no parent) and
+ * admin calls of no import, export or migration (readiness probes, `porter targets check`) are
+ * not recorded.
  */
 class WorkSampler implements Sampler {
   shouldSample(_context: Context, _traceId: string, name: string, kind: SpanKind): SamplingResult {
-    const background = kind === SpanKind.INTERNAL && !name.startsWith('porter.');
+    const background =
+      (kind === SpanKind.INTERNAL || kind === SpanKind.CLIENT) && !name.startsWith('porter.');
     return {
       decision: background ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
     };

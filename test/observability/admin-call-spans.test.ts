@@ -10,6 +10,7 @@ import {
   flushTracing,
   startTracing,
   tracingOn,
+  withSpan,
   withWork,
 } from '../../src/observability/tracing.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
@@ -46,22 +47,30 @@ afterAll(async () => {
 describe('the span of an admin call', () => {
   it('says what the call sent and how it was answered, never the credentials', async () => {
     expect(tracingOn()).toBe(true);
-    await withWork({ importId: 'imp_spans' }, async () => {
-      await test.client.postUsers([{ username: 'span.one' }, { username: 'span.two' }]);
-      // the same names again: refused
-      await expect(test.client.postUsers([{ username: 'span.one' }])).rejects.toBeInstanceOf(
-        AdminHttpError,
-      );
-      await test.client.listUsers({ username: 'span.two' });
-      let streamed = 0;
-      for await (const batch of test.client.streamBatches('users')) streamed += batch.length;
-      expect(streamed).toBe(2);
-    });
+    // a call outside any work (a readiness probe, say) starts no trace
+    await test.client.listGroups({ name: 'porter-readiness-probe' });
+    await withWork({ importId: 'imp_spans' }, () =>
+      withSpan('porter.import.batch', {}, async () => {
+        await test.client.postUsers([{ username: 'span.one' }, { username: 'span.two' }]);
+        // the same names again: refused
+        await expect(test.client.postUsers([{ username: 'span.one' }])).rejects.toBeInstanceOf(
+          AdminHttpError,
+        );
+        await test.client.listUsers({ username: 'span.two' });
+        let streamed = 0;
+        for await (const batch of test.client.streamBatches('users')) streamed += batch.length;
+        expect(streamed).toBe(2);
+      }),
+    );
     await flushTracing();
+    expect(otlp.spans.filter((span) => span.name === 'GET groups')).toEqual([]);
+    const batch = otlp.spans.find((span) => span.name === 'porter.import.batch')!;
 
     const url = `${test.url}/wf/restapi/v2/admin/userManager`;
     const common = {
       service: 'porter-test',
+      traceId: batch.traceId,
+      parentSpanId: batch.spanId,
       kind: 3, // client
       attributes: {
         'url.full': url,
