@@ -30,6 +30,8 @@ import {
   type ResourceRecordMap,
 } from './resources.js';
 import type { AclRecord, GroupRecord, UserRecord } from './schemas.js';
+import { callSpanAttributes, CALL_SPAN } from './call-span.js';
+import { startSpan, withSpan, type SpanOptions } from '../observability/tracing.js';
 
 export type WriteMethod = 'PUT' | 'POST' | 'DELETE';
 
@@ -104,6 +106,8 @@ export interface AdminClientOptions {
    * PORTER_TARGET_READ_ONLY before anything is sent.
    */
   readOnly?: string;
+  /** The name of the target this client reaches, on the spans of its calls. */
+  target?: string;
 }
 
 export interface UserQuery {
@@ -125,6 +129,12 @@ export interface ResourceQueryMap {
   acls: AclQuery;
 }
 
+/** What a request tells its span and metrics: when it left, and the status of its answer. */
+interface CallHooks {
+  onSend: (at: number) => void;
+  onAnswer: (status: number) => void;
+}
+
 /** Bytes of a non-array GET answer kept to read an error body from. */
 const NOT_ARRAY_BODY_LIMIT = 64 * 1024;
 
@@ -139,6 +149,8 @@ const CONNECT_ERROR_CODES = new Set([
 
 export class AdminClient {
   readonly baseUrl: string;
+  /** Scheme, host and port of the server, never its credentials. */
+  private readonly origin: string;
   private readonly pool: Pool;
   /** One per connection: a request takes one before its checks, and keeps it to its answer's end. */
   private readonly slots: Slots;
@@ -150,6 +162,7 @@ export class AdminClient {
   constructor(options: AdminClientOptions) {
     this.options = options;
     const url = new URL(options.baseUrl);
+    this.origin = url.origin;
     this.baseUrl = url.origin + url.pathname.replace(/\/+$/, '');
     this.pathPrefix = url.pathname.replace(/\/+$/, '') + ADMIN_PATH_PREFIX;
     const timeout = options.requestTimeoutMs ?? 60_000;
@@ -220,8 +233,8 @@ export class AdminClient {
     this.addParamAuth(params);
     const path = this.pathPrefix + RESOURCES[resource].path;
     const search = params.size > 0 ? `?${params.toString()}` : '';
-    return this.observed(resource, 'GET', async (onSend) => {
-      const request = { method: 'GET', path: path + search, logPath: path, onSend };
+    return this.observed(resource, 'GET', path, undefined, async (hooks) => {
+      const request = { method: 'GET', path: path + search, logPath: path, ...hooks };
       const body = await this.send(request, signal);
       return parseRecords(resource, body, { method: 'GET', path });
     });
@@ -259,16 +272,29 @@ export class AdminClient {
     const search = params.size > 0 ? `?${params.toString()}` : '';
     let startedAt = 0;
     let failure: unknown;
+    // the span of a streamed read lasts until its last record is read (or it is dropped)
+    const span = startSpan(
+      `GET ${resource}`,
+      this.spanAttributes(resource, 'GET', path, undefined),
+    );
+    let read = 0;
+    const ended = (error: unknown): void => {
+      span.setAttribute(CALL_SPAN.outcome, adminCallOutcome(error));
+      span.setAttribute(CALL_SPAN.records, read);
+      span.end(error);
+      this.tell(resource, 'GET', startedAt, error);
+    };
     const response = await this.dispatch('GET', path + search, info, undefined, signal, (at) => {
       startedAt = at;
     }).catch((error: unknown) => {
-      this.tell(resource, 'GET', startedAt, error);
+      ended(error);
       throw error;
     });
+    span.setAttribute(CALL_SPAN.status, response.statusCode);
     if (response.statusCode >= 300) {
       const text = await response.body.text().catch(() => '');
       const error = this.httpError(response, text, info);
-      this.tell(resource, 'GET', startedAt, error);
+      ended(error);
       throw error;
     }
     const splitter = new JsonArraySplitter();
@@ -287,6 +313,7 @@ export class AdminClient {
         const records = splitter.write(bytes);
         if (records.length === 0) continue;
         const { checked, fault } = checkReadRecords(resource, records, info);
+        read += checked;
         if (checked > 0) {
           // the records before a wrong one still go out, as one by one they would have
           yield (
@@ -321,7 +348,7 @@ export class AdminClient {
       throw failure;
     } finally {
       if (!response.body.destroyed) response.body.destroy();
-      this.tell(resource, 'GET', startedAt, failure);
+      ended(failure);
     }
   }
 
@@ -353,9 +380,9 @@ export class AdminClient {
     if (auth?.user !== undefined && auth.userPasswordMode === 'params') {
       fields.push(['user', auth.user], ['pass', auth.password ?? '']);
     }
-    return this.observed(resource, method, async (onSend) => {
+    return this.observed(resource, method, path, records.length, async (hooks) => {
       const body = await this.send(
-        { method, path, logPath: path, form: fields, onSend, beforeSend: options.beforeSend },
+        { method, path, logPath: path, form: fields, ...hooks, beforeSend: options.beforeSend },
         signal,
       );
       return parseRecords(resource, body, { method, path });
@@ -368,25 +395,54 @@ export class AdminClient {
     await this.pool.close();
   }
 
-  /** Runs one request and tells `onCall` how it ended and how long it took. */
-  private async observed<T>(
+  /**
+   * Runs one request in its span (`sent`: the records a write sends) and tells `onCall` how it
+   * ended and how long it took.
+   */
+  private observed<T extends unknown[]>(
     resource: ResourceName,
     method: string,
-    run: (onSend: (at: number) => void) => Promise<T>,
+    path: string,
+    sent: number | undefined,
+    run: (hooks: CallHooks) => Promise<T>,
   ): Promise<T> {
-    let startedAt = 0;
-    const onSend = (at: number): void => {
-      startedAt = at;
-    };
-    if (!this.options.onCall) return run(onSend);
-    try {
-      const value = await run(onSend);
-      this.tell(resource, method, startedAt, undefined);
-      return value;
-    } catch (error) {
-      this.tell(resource, method, startedAt, error);
-      throw error;
-    }
+    const attributes = this.spanAttributes(resource, method, path, sent);
+    return withSpan(`${method} ${resource}`, attributes, async (span) => {
+      let startedAt = 0;
+      const hooks: CallHooks = {
+        onSend: (at) => {
+          startedAt = at;
+          span.addEvent('sent');
+        },
+        onAnswer: (status) => span.setAttribute(CALL_SPAN.status, status),
+      };
+      try {
+        const records = await run(hooks);
+        if (sent === undefined) span.setAttribute(CALL_SPAN.records, records.length);
+        span.setAttribute(CALL_SPAN.outcome, 'ok');
+        this.tell(resource, method, startedAt, undefined);
+        return records;
+      } catch (error) {
+        span.setAttribute(CALL_SPAN.outcome, adminCallOutcome(error));
+        this.tell(resource, method, startedAt, error);
+        throw error;
+      }
+    });
+  }
+
+  private spanAttributes(
+    resource: ResourceName,
+    method: string,
+    path: string,
+    records: number | undefined,
+  ): SpanOptions {
+    return callSpanAttributes({
+      method,
+      resource,
+      url: this.origin + path,
+      target: this.options.target,
+      records,
+    });
   }
 
   private tell(resource: ResourceName, method: string, startedAt: number, error: unknown): void {
@@ -414,9 +470,8 @@ export class AdminClient {
       path: string;
       logPath: string;
       form?: [string, string][];
-      onSend?: (at: number) => void;
       beforeSend?: () => Promise<void>;
-    },
+    } & Partial<CallHooks>,
     signal?: AbortSignal,
   ): Promise<string> {
     const info = { method: request.method, path: request.logPath };
@@ -429,6 +484,7 @@ export class AdminClient {
       request.onSend,
       request.beforeSend,
     );
+    request.onAnswer?.(response.statusCode);
     let text: string;
     try {
       text = await response.body.text();

@@ -32,6 +32,7 @@ import type { BatchRef } from '../execute/run-batch.js';
 import { NOOP_METRICS, type PorterMetrics } from '../metrics/metrics.js';
 import { loadTargets, type Target, type TargetSet } from '../targets/targets.js';
 import { usableTarget } from '../targets/job-target.js';
+import { flushTracing, startTracing } from '../observability/tracing.js';
 
 export interface PorterContext {
   readonly env: Env;
@@ -63,8 +64,11 @@ export interface PorterContext {
   /** Where the process's parts report their work (admin calls, records, batches). */
   readonly metrics: PorterMetrics;
   enqueueBatches(refs: Iterable<BatchRef>): Promise<number>;
-  /** Queues an import's preparation (lookup mode, snapshot), which queues its batches. */
-  enqueuePrepare(importId: string): Promise<void>;
+  /**
+   * Queues an import's preparation (lookup mode, snapshot), which queues its batches; `target`
+   * names the import's target on the spans of its jobs.
+   */
+  enqueuePrepare(importId: string, target?: string): Promise<void>;
   /**
    * A new admin client of a target (the caller closes it), through the target's gate;
    * `connections` caps the requests it has in flight at once (others wait their turn), and
@@ -90,6 +94,8 @@ export async function createPorterContext(
   options: ContextOptions = {},
 ): Promise<PorterContext> {
   const logger = options.logger ?? createLogger({ level: env.LOG_LEVEL });
+  // before the queues: they take the tracing's telemetry when they are made
+  await startTracing(env, { warn: (message) => logger.warn(message) });
   if (options.checkRedis ?? true) {
     await checkRedis(env, { warn: (message) => logger.warn(message) });
   }
@@ -170,7 +176,7 @@ export async function createPorterContext(
     gateOf,
     metrics,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
-    enqueuePrepare: (importId) => enqueuePrepare(importQueue, importId),
+    enqueuePrepare: (importId, target) => enqueuePrepare(importQueue, importId, target),
     createAdminClient: (connections, which) => {
       const target = usableTarget(
         typeof which === 'object' ? which : targets.require(which ?? 'default'),
@@ -181,6 +187,7 @@ export async function createPorterContext(
         ...target.client!,
         connections: Math.min(wanted, target.maxInFlight ?? wanted),
         readOnly: target.readOnly ? target.name : undefined,
+        target: target.name,
         beforeRequest: (signal) => gate.beforeRequest(signal),
         onCall: (event) => metrics.adminCall(event),
       });
@@ -189,6 +196,8 @@ export async function createPorterContext(
       closing ??= (async () => {
         await Promise.all([importQueue.close(), exportQueue.close(), importScheduleQueue.close()]);
         await Promise.allSettled([redis.quit(), bullConnection.quit()]);
+        // the spans of this process's work leave before it exits
+        await flushTracing();
       })();
       return closing;
     },

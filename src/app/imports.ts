@@ -51,7 +51,7 @@ export async function startImport(
     {
       store: context.store,
       keys: context.uploadKeys,
-      enqueuePrepare: (importId) => context.enqueuePrepare(importId),
+      enqueuePrepare: (importId) => context.enqueuePrepare(importId, options.target),
       onCreated,
       maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
       directory: (resource) => readDirectory(context, resource, options.target),
@@ -299,7 +299,9 @@ async function startApplication(
   await flush();
   const batches = Math.ceil(staged / plan.options.batchSize);
   const received = await store.markReceived(info.id, { total: plan.total, batches });
-  if (batches > 0 || plan.options.mode === 'sync') await context.enqueuePrepare(info.id);
+  if (batches > 0 || plan.options.mode === 'sync') {
+    await context.enqueuePrepare(info.id, info.options.target);
+  }
   return received;
 }
 

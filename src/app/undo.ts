@@ -123,6 +123,6 @@ export async function undoImport(
   }
   const batches = Math.ceil(staged / info.options.batchSize);
   const received = await store.markReceived(info.id, { total: staged, batches });
-  if (batches > 0) await context.enqueuePrepare(info.id);
+  if (batches > 0) await context.enqueuePrepare(info.id, info.options.target);
   return received;
 }

@@ -25,6 +25,24 @@ const hostPortList = z
     return nodes;
   });
 
+/** What OTEL_TRACES_EXPORTER may name. */
+export type TraceExporterName = 'otlp' | 'console' | 'none';
+const TRACE_EXPORTERS: ReadonlySet<string> = new Set<TraceExporterName>([
+  'otlp',
+  'console',
+  'none',
+]);
+
+/** An http:// or https:// URL (`collector:4318` would parse as a URL of scheme `collector:`). */
+const httpUrl = z
+  .string()
+  .url()
+  .refine((text) => /^https?:\/\//i.test(text), 'an http:// or https:// URL');
+
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  error: 'http/protobuf or http/json (porter sends OTLP over HTTP, not grpc)',
+});
+
 /** Every variable porter reads, with its default. docs/configuration.md mirrors this (a test checks). */
 export const envSchema = z.object({
   /** Redis holding queues, staged records and results. */
@@ -165,6 +183,41 @@ export const envSchema = z.object({
   /** The name the CLI acts under (`cli:<name>`); default the shell user. */
   PORTER_CLI_USER: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `true` turns tracing off whatever else is set (the OpenTelemetry switch). */
+  OTEL_SDK_DISABLED: z
+    .preprocess(
+      (value) => (typeof value === 'string' ? value.toLowerCase() : value),
+      z.enum(['true', 'false']).default('false'),
+    )
+    .transform((value) => value === 'true'),
+  /**
+   * Where spans go: `otlp`, `console` (JSON lines on stderr), both (`otlp,console`) or `none`.
+   * Unset: `otlp` when an OTLP endpoint is set, else no tracing (src/observability).
+   */
+  OTEL_TRACES_EXPORTER: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined || text === '') return undefined;
+      const names = text.split(',').map((name) => name.trim().toLowerCase());
+      if (!names.every((name) => TRACE_EXPORTERS.has(name))) {
+        context.addIssue({ code: 'custom', message: 'otlp, console or none, separated by commas' });
+        return z.NEVER;
+      }
+      return names as TraceExporterName[];
+    }),
+  /** OTLP/HTTP collector base URL; spans go to `<url>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  /** The full URL spans are posted to; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  /** The body of OTLP/HTTP requests: protobuf or JSON (grpc is not sent). */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+  /** The same for spans alone; wins over OTEL_EXPORTER_OTLP_PROTOCOL. */
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  /** `service.name` of the spans; unset, `porter` (or OTEL_RESOURCE_ATTRIBUTES' own). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** Milliseconds between two sends of the spans ended meanwhile. */
+  OTEL_BSP_SCHEDULE_DELAY: positiveInt.default(5_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

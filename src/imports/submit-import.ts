@@ -21,6 +21,7 @@ import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason } from '../execute/failure-limit.js';
 import { naturalKey } from '../plan/natural-key.js';
+import { WORK_ATTRIBUTES, withSpan, withWork } from '../observability/tracing.js';
 
 export interface SubmitImportRequest {
   options: ImportOptions;
@@ -60,10 +61,36 @@ export interface SubmitImportDeps {
 const STAGE_CHUNK = 2000;
 const STAGE_CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** Receives an upload into a new import and queues its batches; returns the import as queued. */
-export async function submitImport(
+/**
+ * Receives an upload into a new import and queues its batches; returns the import as queued.
+ * Traced as one span, whose trace the import's jobs carry on to the workers.
+ */
+export function submitImport(
   request: SubmitImportRequest,
   deps: SubmitImportDeps,
+): Promise<ImportInfo> {
+  const { options } = request;
+  const attributes = {
+    [WORK_ATTRIBUTES.target]: options.target ?? 'default',
+    'porter.resource': options.resource,
+    'porter.mode': options.mode,
+  };
+  return withSpan('porter.import.upload', { attributes }, async (span) => {
+    const info = await receiveImport(request, deps, (importId) =>
+      span.setAttribute(WORK_ATTRIBUTES.importId, importId),
+    );
+    span.setAttributes({
+      'porter.records': info.total,
+      'porter.import.state': info.state,
+    });
+    return info;
+  });
+}
+
+async function receiveImport(
+  request: SubmitImportRequest,
+  deps: SubmitImportDeps,
+  onId: (importId: string) => void,
 ): Promise<ImportInfo> {
   const { store } = deps;
   // an upload can break before ingest starts reading it; the error then surfaces when it reads
@@ -92,6 +119,21 @@ export async function submitImport(
   });
   deps.onCreated?.(created);
   const importId = created.id;
+  onId(importId);
+  // what follows is the import's work: its spans and its jobs carry its id
+  return withWork({ importId, target: options.target }, () =>
+    receiveAndQueue(importId, request, deps, ingestOptions),
+  );
+}
+
+async function receiveAndQueue(
+  importId: string,
+  request: SubmitImportRequest,
+  deps: SubmitImportDeps,
+  ingestOptions: IngestOptions,
+): Promise<ImportInfo> {
+  const { store } = deps;
+  const { options } = request;
   const receiving = new Receiving(importId, deps, options, request.decide);
   try {
     const { header, items } = ingest(request.source, ingestOptions);

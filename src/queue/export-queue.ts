@@ -2,6 +2,7 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { ExportRequest, ExportScheduleRef } from '../export/export-types.js';
 import { queuePrefix } from '../redis/key-tags.js';
+import { queueTelemetry, withWork } from '../observability/tracing.js';
 
 export const EXPORT_QUEUE = 'exports';
 
@@ -39,6 +40,7 @@ export function createExportQueue(options: ExportQueueOptions): Queue<ExportJobD
     connection: options.connection,
     prefix: queuePrefix(options.prefix, EXPORT_QUEUE),
     defaultJobOptions: exportJobOptions(options.jobTtlSeconds),
+    telemetry: queueTelemetry(),
   });
 }
 
@@ -48,5 +50,7 @@ export async function enqueueExport(
   exportId: string,
   request: ExportRequest,
 ): Promise<void> {
-  await queue.add(EXPORT_JOB_NAME, { exportId, request }, { jobId: exportId });
+  await withWork({ exportId, target: request.target }, () =>
+    queue.add(EXPORT_JOB_NAME, { exportId, request }, { jobId: exportId }),
+  );
 }

@@ -18,6 +18,7 @@ import { FINAL_EXPORT_STATES } from '../export/export-types.js';
 import { EXPORT_QUEUE, type ExportJobData } from './export-queue.js';
 import { queueErrorListener } from '../redis/outage-log.js';
 import { queuePrefix } from '../redis/key-tags.js';
+import { queueTelemetry, withSpan, withWork } from '../observability/tracing.js';
 
 export interface ExportJobResult {
   exportId: string;
@@ -104,11 +105,18 @@ export function createExportWorker(
     signal?: AbortSignal,
   ): Promise<ExportJobResult> => {
     const exportId = await exportIdOf(job, options.deps.store);
-    const info = await executeExport(exportId, {
-      ...options.deps,
-      signal,
-      logger: logger.child({ jobId: job.id }),
-    });
+    const work = { exportId, target: job.data.request.target };
+    const info = await withWork(work, () =>
+      withSpan('porter.export.run', {}, async (span) => {
+        const run = await executeExport(exportId, {
+          ...options.deps,
+          signal,
+          logger: logger.child({ jobId: job.id }),
+        });
+        span.setAttributes({ 'porter.export.state': run.state, 'porter.records': run.written });
+        return run;
+      }),
+    );
     if (info.state === 'queued' && token !== undefined) {
       // interrupted by a stopping worker: back to the queue for another one
       await job.moveToWait(token);
@@ -124,6 +132,7 @@ export function createExportWorker(
     concurrency: options.concurrency ?? 1,
     lockDuration,
     stalledInterval: options.stalledIntervalMs ?? lockDuration,
+    telemetry: queueTelemetry(),
   });
   // a job BullMQ fails without running it (its workers died on it more than once) would leave
   // its run `running` for ever: say it failed, and why

@@ -2,6 +2,7 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { BatchRef } from '../execute/run-batch.js';
 import { queuePrefix } from '../redis/key-tags.js';
+import { queueTelemetry, withWork } from '../observability/tracing.js';
 
 export const IMPORT_QUEUE = 'import-batches';
 
@@ -46,6 +47,8 @@ export function createImportQueue(options: ImportQueueOptions): Queue<ImportJobD
     connection: options.connection,
     prefix: queuePrefix(options.prefix, IMPORT_QUEUE),
     defaultJobOptions,
+    // when tracing: each job carries its trace, and the import's id, to the worker that takes it
+    telemetry: queueTelemetry(),
   });
 }
 
@@ -66,8 +69,14 @@ export function* batchRefs(
 }
 
 /** Queues an import's preparation; adding it twice is a no-op while the job exists. */
-export async function enqueuePrepare(queue: Queue<ImportJobData>, importId: string): Promise<void> {
-  await queue.add('prepare', { kind: 'prepare', importId }, { jobId: prepareJobId(importId) });
+export async function enqueuePrepare(
+  queue: Queue<ImportJobData>,
+  importId: string,
+  target?: string,
+): Promise<void> {
+  await withWork({ importId, target }, () =>
+    queue.add('prepare', { kind: 'prepare', importId }, { jobId: prepareJobId(importId) }),
+  );
 }
 
 /** Adds the batches of an import to the queue, a thousand jobs per round trip. */
@@ -79,13 +88,13 @@ export async function enqueueBatches(
   let added = 0;
   const flush = async (): Promise<void> => {
     if (chunk.length === 0) return;
-    await queue.addBulk(
-      chunk.map((ref) => ({
-        name: 'batch',
-        data: ref,
-        opts: { jobId: batchJobId(ref.importId, ref.batchIndex) },
-      })),
-    );
+    const jobs = chunk.map((ref) => ({
+      name: 'batch',
+      data: ref,
+      opts: { jobId: batchJobId(ref.importId, ref.batchIndex) },
+    }));
+    // the refs of one call are one import's
+    await withWork({ importId: chunk[0]!.importId }, () => queue.addBulk(jobs));
     added += chunk.length;
     chunk = [];
   };

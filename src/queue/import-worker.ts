@@ -24,6 +24,8 @@ import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './p
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
 import { queueErrorListener } from '../redis/outage-log.js';
 import { queuePrefix } from '../redis/key-tags.js';
+import { queueTelemetry, withSpan, withWork } from '../observability/tracing.js';
+import { batchSpanAttributes, batchSpanResult } from './batch-span.js';
 
 export interface ImportWorkerOptions {
   connection: ConnectionOptions;
@@ -74,17 +76,26 @@ export function createImportWorker(
 ): Worker<ImportJobData, BatchReport | undefined> {
   const { logger, queue } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
-  const prepare = async (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> => {
-    const refs = await prepareImport(job.data.importId, {
-      ...options.prepare,
-      bindTarget: options.deps.bindTarget,
-      retry: options.deps.retry,
-      signal,
+  const prepare = (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> =>
+    withSpan('porter.import.prepare', {}, async (span) => {
+      const refs = await prepareImport(job.data.importId, {
+        ...options.prepare,
+        bindTarget: options.deps.bindTarget,
+        retry: options.deps.retry,
+        signal,
+      });
+      span.setAttribute('porter.batches', refs.length);
+      if (refs.length > 0) await enqueueBatches(queue, refs);
+      return undefined;
     });
-    if (refs.length > 0) await enqueueBatches(queue, refs);
-    return undefined;
-  };
-  const processor = async (
+  // every span of a job carries its import's id, whether or not its producer traced
+  const processor = (
+    job: Job<ImportJobData, BatchReport | undefined>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<BatchReport | undefined> =>
+    withWork({ importId: job.data.importId }, () => processJob(job, token, signal));
+  const processJob = async (
     job: Job<ImportJobData, BatchReport | undefined>,
     token?: string,
     signal?: AbortSignal,
@@ -171,7 +182,11 @@ export function createImportWorker(
     if (signal) setMaxListeners(0, signal);
     let report: BatchReport;
     try {
-      report = await runBatch(job.data, { ...options.deps, signal });
+      report = await withSpan('porter.import.batch', batchSpanAttributes(job), async (span) => {
+        const done = await runBatch(job.data, { ...options.deps, signal });
+        span.setAttributes(batchSpanResult(done));
+        return done;
+      });
     } catch (error) {
       if (signal?.aborted && signal.reason === SHUTDOWN_REASON) {
         // a worker shutting down is no fault of the batch: it goes back to the queue without
@@ -219,6 +234,8 @@ export function createImportWorker(
     stalledInterval: options.stalledIntervalMs ?? Math.max(1, Math.round(lockDuration / 2)),
     // a batch whose worker keeps dying is tried this often before its rows are given up
     maxStalledCount: 5,
+    // when tracing: each job's run joins the trace its producer started
+    telemetry: queueTelemetry(),
   });
   // this worker's stalled check found a batch whose worker stopped renewing its lock
   worker.on('stalled', (jobId) => {

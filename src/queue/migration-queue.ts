@@ -31,6 +31,7 @@ import {
 } from '../migrate/stage-runner.js';
 import { queueErrorListener } from '../redis/outage-log.js';
 import { queuePrefix } from '../redis/key-tags.js';
+import { withSpan, withWork } from '../observability/tracing.js';
 
 export const MIGRATION_QUEUE = 'migrations';
 
@@ -149,7 +150,15 @@ export interface MigrationWorkerOptions {
 /** The worker that runs migration stages. */
 export function createMigrationWorker(options: MigrationWorkerOptions): Worker<MigrationJobData> {
   const pollMs = options.pollMs ?? 200;
-  const processor = async (
+  // the migration's id is on the spans of its reads and of its stages' imports; its stage jobs,
+  // which look again every pollMs, are not traced themselves
+  const processor = (
+    job: Job<MigrationJobData>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<string> =>
+    withWork({ migrationId: job.data.migrationId }, () => processStage(job, token, signal));
+  const processStage = async (
     job: Job<MigrationJobData>,
     token?: string,
     signal?: AbortSignal,
@@ -158,7 +167,10 @@ export function createMigrationWorker(options: MigrationWorkerOptions): Worker<M
     if (stage === 'finish') return finishMigration(options.deps, migrationId);
     if (stage === 'read') {
       const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (!(await options.readSource(migrationId, { lastAttempt, signal }))) return 'not read';
+      const read = await withSpan('porter.migration.read', {}, () =>
+        options.readSource(migrationId, { lastAttempt, signal }),
+      );
+      if (!read) return 'not read';
       await enqueueMigration(
         {
           connection: options.connection,
