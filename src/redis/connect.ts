@@ -9,6 +9,7 @@
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Env } from '../config/env.js';
+import { endSubscriptionsWithClient } from './sentinel-subscriptions.js';
 
 export type RedisMode = 'single' | 'cluster' | 'sentinel';
 
@@ -130,7 +131,7 @@ export function createRedisConnection(
     return new Cluster(settings.REDIS_CLUSTER_NODES!, clusterOptions) as unknown as Redis;
   }
   if (mode === 'sentinel') {
-    return new Redis({
+    const client = new Redis({
       ...base,
       sentinels: settings.REDIS_SENTINELS!,
       name: settings.REDIS_SENTINEL_NAME!,
@@ -150,6 +151,7 @@ export function createRedisConnection(
             reconnectOnError: (error: Error) => (error.message.startsWith('READONLY') ? 2 : false),
           }),
     });
+    return endSubscriptionsWithClient(client);
   }
   // a user or password in the URL wins over the variables; ioredis reads the URL's own
   const url = new URL(settings.REDIS_URL);

@@ -3,64 +3,11 @@
  * import says, while still cut off, that it lost its batches' locks, once per batch; another
  * worker takes them over and nothing is created twice.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { waitFor } from '../helpers/redis.js';
+import { startLink, type CuttableLink } from '../helpers/tcp-link.js';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process.js';
-
-/** A TCP proxy to Redis that can hold every byte both ways (a cut link) and let them go later. */
-interface CuttableLink {
-  url: string;
-  cut(): void;
-  heal(): void;
-  close(): void;
-}
-
-async function startLink(target: URL): Promise<CuttableLink> {
-  let held = false;
-  const flushes = new Set<() => void>();
-  const sockets = new Set<Socket>();
-  const relay = (from: Socket, to: Socket): void => {
-    const pending: Buffer[] = [];
-    from.on('data', (chunk: Buffer) => (held ? pending.push(chunk) : to.write(chunk)));
-    flushes.add(() => {
-      for (const chunk of pending.splice(0)) to.write(chunk);
-    });
-  };
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    relay(client, upstream);
-    relay(upstream, client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  return {
-    url: url.toString(),
-    cut: () => {
-      held = true;
-    },
-    heal: () => {
-      held = false;
-      for (const flush of flushes) flush();
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 let pipeline: Pipeline;
 let link: CuttableLink;
@@ -88,6 +35,11 @@ describe('a worker cut off from Redis', () => {
     ]);
     const taker = spawnWorker(pipeline.childEnv(), ['--concurrency', '4']);
     workers.push(cutOff, taker);
+    // both take batches from the start: the cut-off one has some running when the link is cut
+    await waitFor(
+      async () => ((await pipeline.context.importQueue.getWorkersCount()) >= 2 ? true : undefined),
+      { what: 'both workers to listen' },
+    );
     const submitted = await pipeline.submit(csv(['username'], rows), {
       resource: 'users',
       mode: 'create',

@@ -3,25 +3,14 @@
  * started from the redis-server binary on free ports in a temporary directory, and stopped
  * with their files removed. No Docker needed.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { waitFor } from './redis.js';
+import { command, freePort, ping, startServer, stopServer, type Server } from './redis-node.js';
+import { waitFor } from './wait.js';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './redis-node.js';
 
 /** Whether redis-server and redis-cli are on the PATH. */
 export function redisBinariesPresent(): boolean {
@@ -29,69 +18,6 @@ export function redisBinariesPresent(): boolean {
     spawnSync('redis-server', ['--version']).status === 0 &&
     spawnSync('redis-cli', ['--version']).status === 0
   );
-}
-
-interface Server {
-  port: number;
-  child: ChildProcess;
-}
-
-async function startServer(dir: string, port: number, args: string[]): Promise<Server> {
-  const child = spawn(
-    'redis-server',
-    [
-      ...args,
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ],
-    { stdio: 'ignore' },
-  );
-  await waitFor(() => ping(port), { timeoutMs: 10_000, what: `redis-server on ${port}` });
-  return { port, child };
-}
-
-async function ping(port: number): Promise<true | undefined> {
-  const redis = new Redis({
-    port,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-  });
-  redis.on('error', () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG' ? true : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function command(port: number, ...args: string[]): Promise<unknown> {
-  const redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
-  redis.on('error', () => {});
-  try {
-    return await redis.call(args[0]!, ...args.slice(1));
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function stopServer(server: Server, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => server.child.once('exit', () => resolve()));
-  server.child.kill(signal);
-  await exited;
 }
 
 export interface RedisCluster {
