@@ -5,7 +5,8 @@
  * runs and a `result` event after (or its error), with the same action id.
  */
 import type { Command } from 'commander';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedisConnection } from '../redis/connect.js';
 import { runAs, type Actor } from '../auth/acting.js';
 import { cliPrincipal } from '../auth/principal.js';
 import { whoOf, type AuditEvent } from '../audit/audit-event.js';
@@ -56,12 +57,8 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
     // no retries: a Redis that does not answer leaves the command to say so itself (or to
     // refuse its arguments first); a command that cannot reach Redis changes nothing
     const open = (): { audit: AuditLog; redis: Redis } => {
-      const redis = new Redis(env.REDIS_URL, {
-        lazyConnect: true,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-        connectTimeout: 5_000,
-      });
+      // the Redis every other connection of porter uses: one node, a Sentinel set or a Cluster
+      const redis = createRedisConnection(env, 'probe', { timeoutMs: 5_000 });
       redis.on('error', () => {});
       const audit = new AuditLog({
         redis,
@@ -87,6 +84,7 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
       what,
     };
     try {
+      await redis.connect();
       await audit.append(event);
     } catch {
       redis.disconnect();
@@ -109,6 +107,7 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
       ({ audit, redis } = pending.open());
     }
     try {
+      if (redis.status === 'wait') await redis.connect();
       await audit.append({
         ...event,
         at: new Date().toISOString(),

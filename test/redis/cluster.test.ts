@@ -16,6 +16,7 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { startExportHarness, type ExportHarness } from '../export/export-fixture.js';
 import { bundleText, seedSource } from '../migrate/migrate-fixture.js';
 import { csv } from '../helpers/pipeline.js';
+import { runPorter } from '../helpers/porter-cli.js';
 import { waitFor } from '../helpers/redis.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-topology.js';
 
@@ -137,6 +138,21 @@ describe('porter on a Redis Cluster', () => {
       ['token.revoke', info.id],
       ['token.create', info.id],
     ]);
+  });
+
+  it('a CLI command writes its audit events to the Cluster, as every other command does', async () => {
+    const { env } = harness.pipeline.context;
+    const cli = await runPorter(['cancel', 'imp_01m8aaaaaaaaaaaaaaaaaaaaaa'], {
+      REDIS_CLUSTER_NODES: cluster.nodes,
+      PORTER_PREFIX: env.PORTER_PREFIX,
+      ADMIN_BASE_URL: env.ADMIN_BASE_URL,
+    });
+    expect(cli.code, cli.stderr).not.toBe(0);
+    const events = await securityOf(harness.pipeline.context).audit.read({
+      action: 'import.cancel',
+    });
+    expect(events.map((event) => event.phase).sort()).toEqual(['intent', 'result']);
+    expect(events.find((event) => event.phase === 'result')?.result?.ok).toBe(false);
   });
 
   it('a REDIS_URL naming a Cluster node stops start-up with one line naming REDIS_CLUSTER_NODES', async () => {
