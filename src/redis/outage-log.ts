@@ -97,8 +97,38 @@ export function queueErrorListener(
   what: string,
   level: 'warn' | 'error' = 'error',
 ): (error: Error) => void {
+  const lockLost = new Set<string>();
   return (error) => {
-    if (isConnectionError(error)) logger.debug({ err: error }, `${what}: Redis unreachable`);
-    else logger[level]({ err: error }, `${what} error`);
+    if (isConnectionError(error)) {
+      logger.debug({ err: error }, `${what}: Redis unreachable`);
+      return;
+    }
+    const job = lockLostJob(error);
+    if (job === undefined) {
+      logger[level]({ err: error }, `${what} error`);
+      return;
+    }
+    // a lock that Redis forgot (a restart, a rolled-back AOF, a failover) or that another
+    // worker took over: expected, and the batch's work is then another worker's; said once
+    // per job, without a stack
+    if (lockLost.has(job)) {
+      logger.debug({ job, reason: error.message }, `${what}: lock lost`);
+      return;
+    }
+    if (lockLost.size >= LOCKS_REMEMBERED) lockLost.delete(lockLost.values().next().value!);
+    lockLost.add(job);
+    logger.warn({ job, reason: error.message }, `${what}: lost the lock of job ${job}`);
   };
+}
+
+/** Job ids whose lost lock a listener has told, at most. */
+const LOCKS_REMEMBERED = 1000;
+
+/** The job of a BullMQ error about a lock it no longer holds, or undefined. */
+function lockLostJob(error: Error): string | undefined {
+  const match =
+    /(?:could not renew lock for job|missing lock for job|lock mismatch for job) ([^\s.]+)/i.exec(
+      error.message,
+    );
+  return match?.[1];
 }
