@@ -7,6 +7,7 @@
  * duration has passed without renewal.
  */
 import type { Worker } from 'bullmq';
+import { lockLostJob } from '../redis/outage-log.js';
 
 export interface LockWatchOptions {
   lockDurationMs: number;
@@ -38,6 +39,12 @@ export function watchLocks(worker: Worker, options: LockWatchOptions): LockWatch
   });
   worker.on('completed', (job) => forget(job.id));
   worker.on('failed', (job) => forget(job?.id));
+  // a job whose end Redis refused (its lock was forgotten, as after a rolled-back AOF) is no
+  // longer this worker's, though it neither completed nor failed here
+  worker.on('error', (error: Error) => {
+    const lost = lockLostJob(error);
+    if (lost?.kind === 'finish') forget(lost.job);
+  });
   const timer = setInterval(
     () => {
       const now = Date.now();

@@ -103,32 +103,42 @@ export function queueErrorListener(
       logger.debug({ err: error }, `${what}: Redis unreachable`);
       return;
     }
-    const job = lockLostJob(error);
-    if (job === undefined) {
+    const lost = lockLostJob(error);
+    if (lost === undefined) {
       logger[level]({ err: error }, `${what} error`);
       return;
     }
     // a lock that Redis forgot (a restart, a rolled-back AOF, a failover) or that another
-    // worker took over: expected, and the batch's work is then another worker's; said once
-    // per job, without a stack
-    if (lockLost.has(job)) {
-      logger.debug({ job, reason: error.message }, `${what}: lock lost`);
+    // worker took over: expected, and the batch's work is then another worker's. A failed
+    // renewal is told by the worker's lockRenewalFailed listener; a refused end once per job
+    // here, without a stack
+    if (lost.kind === 'renew' || lockLost.has(lost.job)) {
+      logger.debug({ job: lost.job, reason: error.message }, `${what}: lock lost`);
       return;
     }
     if (lockLost.size >= LOCKS_REMEMBERED) lockLost.delete(lockLost.values().next().value!);
-    lockLost.add(job);
-    logger.warn({ job, reason: error.message }, `${what}: lost the lock of job ${job}`);
+    lockLost.add(lost.job);
+    logger.warn(
+      { job: lost.job, reason: error.message },
+      `${what}: lost the lock of job ${lost.job}`,
+    );
   };
 }
 
 /** Job ids whose lost lock a listener has told, at most. */
 const LOCKS_REMEMBERED = 1000;
 
-/** The job of a BullMQ error about a lock it no longer holds, or undefined. */
-function lockLostJob(error: Error): string | undefined {
-  const match =
-    /(?:could not renew lock for job|missing lock for job|lock mismatch for job) ([^\s.]+)/i.exec(
-      error.message,
-    );
-  return match?.[1];
+/**
+ * The job of a BullMQ error about a lock it no longer holds: a renewal Redis refused, or the end
+ * of a job Redis refused (its lock is missing or another's); undefined for any other error.
+ */
+export function lockLostJob(error: Error): { job: string; kind: 'renew' | 'finish' } | undefined {
+  const match = /(could not renew lock|missing lock|lock mismatch) for job ([^\s.]+)/i.exec(
+    error.message,
+  );
+  if (!match) return undefined;
+  return {
+    job: match[2]!,
+    kind: match[1]!.toLowerCase() === 'could not renew lock' ? 'renew' : 'finish',
+  };
 }

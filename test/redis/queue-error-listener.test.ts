@@ -16,10 +16,12 @@ function capture(): { lines: Array<Record<string, unknown>>; logger: pino.Logger
 }
 
 describe('queueErrorListener', () => {
-  it('says a lost lock once per job, at warn, without a stack; other errors as before', () => {
+  it('says a refused end of a job once per job, at warn, without a stack; other errors as before', () => {
     const { lines, logger } = capture();
     const listen = queueErrorListener(logger, 'import worker');
+    // a failed renewal is the worker's lockRenewalFailed listener's to tell
     listen(new Error('could not renew lock for job imp_01abc-b3'));
+    listen(new Error('Missing lock for job imp_01abc-b3. moveToFinished'));
     listen(new Error('Missing lock for job imp_01abc-b3. moveToFinished'));
     listen(new Error('Lock mismatch for job imp_01abc-b4. Cmd moveToFinished from active'));
     listen(new Error('something else broke'));
@@ -29,7 +31,7 @@ describe('queueErrorListener', () => {
       'import worker: lost the lock of job imp_01abc-b4',
     ]);
     expect(warn.every((line) => line.err === undefined)).toBe(true);
-    expect(lines.filter((line) => line.level === 20)).toHaveLength(1);
+    expect(lines.filter((line) => line.level === 20)).toHaveLength(2);
     const errors = lines.filter((line) => line.level === 50);
     expect(errors.map((line) => line.msg)).toEqual(['import worker error']);
   });
