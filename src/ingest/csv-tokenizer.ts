@@ -10,6 +10,8 @@
  * - Syntax errors (a stray or unclosed quote) are thrown as CsvSyntaxError, once per upload.
  */
 
+import { isAscii } from 'node:buffer';
+
 const QUOTE = 0x22;
 const LF = 0x0a;
 const CR = 0x0d;
@@ -19,6 +21,8 @@ export interface CsvRecord {
   cells: string[];
   /** Line the record starts on. */
   line: number;
+  /** Its size in the upload, in bytes (line break excluded). */
+  bytes: number;
   /** Set when the record was larger than the limit: its size in bytes. */
   tooLarge?: number;
 }
@@ -71,6 +75,11 @@ export class CsvTokenizer {
   private cells: string[] = [];
   /** Pieces of the current cell from earlier chunks (or before a doubled quote). */
   private pieces: Uint8Array[] = [];
+  /**
+   * The chunk being tokenized as text when it is all ASCII (bytes and characters then line up):
+   * a cell is a slice of it, not a decoding of its own.
+   */
+  private text: string | undefined;
 
   constructor(
     private readonly delimiter: number,
@@ -99,6 +108,7 @@ export class CsvTokenizer {
       : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     const length = bytes.length;
     const delimiter = this.delimiter;
+    this.text = isAscii(bytes) ? bytes.toString('latin1') : undefined;
     let index = 0;
     if (this.crPending && length > 0) {
       this.crPending = false;
@@ -182,6 +192,7 @@ export class CsvTokenizer {
       }
     }
     this.offset += length;
+    this.text = undefined;
     if (
       this.state !== State.RecordStart &&
       !this.tooLarge &&
@@ -214,7 +225,9 @@ export class CsvTokenizer {
   private endCell(bytes: Buffer, from: number, to: number): void {
     if (this.tooLarge) return;
     if (this.pieces.length === 0) {
-      this.cells.push(to > from ? bytes.toString('utf8', from, to) : '');
+      if (to === from) this.cells.push('');
+      else if (this.text !== undefined) this.cells.push(this.text.slice(from, to));
+      else this.cells.push(bytes.toString('utf8', from, to));
       return;
     }
     if (to > from) this.pieces.push(bytes.subarray(from, to));
@@ -247,9 +260,9 @@ export class CsvTokenizer {
   private emit(out: CsvRecord[], end: number): void {
     const size = end - this.recordStart;
     if (this.tooLarge || size > this.maxRecordBytes) {
-      out.push({ cells: [], line: this.recordLine, tooLarge: size });
+      out.push({ cells: [], line: this.recordLine, bytes: size, tooLarge: size });
     } else {
-      out.push({ cells: this.cells, line: this.recordLine });
+      out.push({ cells: this.cells, line: this.recordLine, bytes: size });
     }
     this.cells = [];
     this.pieces = [];
