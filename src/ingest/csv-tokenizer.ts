@@ -13,6 +13,8 @@
 import { isAscii } from 'node:buffer';
 
 const QUOTE = 0x22;
+/** Most cells a record's list is made for before its first cell (more are added as they come). */
+const PRESIZED_CELLS = 64;
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -73,6 +75,8 @@ export class CsvTokenizer {
   private recordStart = 0;
   private tooLarge = false;
   private cells: string[] = [];
+  /** Cells of the record so far: `cells` is made as long as the record before it. */
+  private cellCount = 0;
   /** Pieces of the current cell from earlier chunks (or before a doubled quote). */
   private pieces: Uint8Array[] = [];
   /**
@@ -89,7 +93,7 @@ export class CsvTokenizer {
   /** Bytes of the record in progress held in memory (about the limit at most). */
   get bufferedBytes(): number {
     let total = 0;
-    for (const cell of this.cells) total += cell.length;
+    for (let index = 0; index < this.cellCount; index++) total += this.cells[index]!.length;
     for (const piece of this.pieces) total += piece.length;
     return total;
   }
@@ -97,7 +101,7 @@ export class CsvTokenizer {
   /** Where the record in progress (or the next one) starts, and which cell is being read. */
   position(): { line: number; cell: number } {
     if (this.state === State.RecordStart) return { line: this.line, cell: 0 };
-    return { line: this.recordLine, cell: this.cells.length };
+    return { line: this.recordLine, cell: this.cellCount };
   }
 
   /** Tokenizes one chunk; completed records are appended to `out`. */
@@ -201,6 +205,7 @@ export class CsvTokenizer {
       // stop keeping the record; it is read to its end and produced as too large
       this.tooLarge = true;
       this.cells = [];
+      this.cellCount = 0;
       this.pieces = [];
     }
   }
@@ -225,15 +230,21 @@ export class CsvTokenizer {
   private endCell(bytes: Buffer, from: number, to: number): void {
     if (this.tooLarge) return;
     if (this.pieces.length === 0) {
-      if (to === from) this.cells.push('');
-      else if (this.text !== undefined) this.cells.push(this.text.slice(from, to));
-      else this.cells.push(bytes.toString('utf8', from, to));
+      if (to === from) this.addCell('');
+      else if (this.text !== undefined) this.addCell(this.text.slice(from, to));
+      else this.addCell(bytes.toString('utf8', from, to));
       return;
     }
     if (to > from) this.pieces.push(bytes.subarray(from, to));
     const whole = Buffer.concat(this.pieces);
     this.pieces = [];
-    this.cells.push(whole.toString('utf8'));
+    this.addCell(whole.toString('utf8'));
+  }
+
+  private addCell(cell: string): void {
+    if (this.cellCount < this.cells.length) this.cells[this.cellCount] = cell;
+    else this.cells.push(cell);
+    this.cellCount++;
   }
 
   /** After a cell ended at `at` (a delimiter or a line break): returns where to go on. */
@@ -262,9 +273,14 @@ export class CsvTokenizer {
     if (this.tooLarge || size > this.maxRecordBytes) {
       out.push({ cells: [], line: this.recordLine, bytes: size, tooLarge: size });
     } else {
-      out.push({ cells: this.cells, line: this.recordLine, bytes: size });
+      const { cells, cellCount } = this;
+      if (cells.length !== cellCount) cells.length = cellCount;
+      out.push({ cells, line: this.recordLine, bytes: size });
     }
-    this.cells = [];
+    // rows are mostly as long as the one before: its length (up to a bound) saves growing the
+    // next one
+    this.cells = new Array<string>(Math.min(this.cellCount, PRESIZED_CELLS));
+    this.cellCount = 0;
     this.pieces = [];
     this.tooLarge = false;
     this.state = State.RecordStart;
