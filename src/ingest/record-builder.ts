@@ -42,6 +42,11 @@ interface ColumnPlan {
   /** The columns that fill or name a field, in header order; ignored ones left out. */
   steps: ColumnStep[];
   columnOf: ReadonlyMap<string, string>;
+  /**
+   * Every column is a text field of its own name, and nothing is added: a row without an empty
+   * cell is its own record (the input object serves as both).
+   */
+  same: boolean;
 }
 
 /** The warnings of every record that has none: never written to. */
@@ -53,6 +58,11 @@ function warn(draft: Draft, warning: string): void {
 
 function problem(draft: Draft, found: Problem): void {
   (draft.problems ??= []).push(found);
+}
+
+function noEmptyCell(input: Record<string, unknown>, steps: readonly ColumnStep[]): boolean {
+  for (const step of steps) if (input[step.column] === '') return false;
+  return true;
 }
 
 /** At most this many problems of one record are spelled out in its error; the rest counted. */
@@ -169,11 +179,22 @@ export class RecordBuilder {
       columnOf.set(field, column);
       steps.push({ column, field, kind: this.kinds.get(field) ?? 'string' });
     }
-    return { steps, columnOf };
+    const same =
+      this.defaults.length === 0 &&
+      steps.length === columns.length &&
+      steps.every(
+        (step) =>
+          step.field === step.column && (step.kind === 'string' || step.kind === 'nullableString'),
+      );
+    return { steps, columnOf, same };
   }
 
   /** A CSV row under a planned header: the same as fromInput, without looking anything up. */
   private fromPlan(raw: RawRecord, plan: ColumnPlan): Draft {
+    const { input } = raw;
+    if (plan.same && noEmptyCell(input, plan.steps)) {
+      return { record: input, columnOf: plan.columnOf, warnings: undefined, problems: undefined };
+    }
     const draft: Draft = {
       record: {},
       columnOf: plan.columnOf,
@@ -181,7 +202,6 @@ export class RecordBuilder {
       problems: undefined,
     };
     const { record } = draft;
-    const { input } = raw;
     for (const step of plan.steps) {
       const given = input[step.column] as string;
       const { field, kind } = step;
@@ -275,11 +295,17 @@ export class RecordBuilder {
 
   /** Defaults, the key and the values checked: the item. */
   private finish(raw: RawRecord, draft: Draft): IngestItem {
-    const { record, columnOf } = draft;
+    const { columnOf } = draft;
+    let { record } = draft;
     for (const [field, value] of this.defaults) {
       if (!Object.hasOwn(record, field)) record[field] = copy(value);
     }
     const keyProblem = this.keyProblem(record);
+    if (keyProblem !== undefined) {
+      // the input stays as given (the record may be the input itself)
+      if (record === raw.input) record = { ...record };
+      delete record[keyProblem.field!];
+    }
     const missing =
       keyProblem === undefined
         ? missingKey(this.settings.resource, this.settings.mode, record)
@@ -334,7 +360,7 @@ export class RecordBuilder {
     }
   }
 
-  /** A username or group name that cannot be a key (see canonical-key.ts). */
+  /** A username or group name that cannot be a key (see canonical-key.ts); the caller drops it. */
   private keyProblem(record: Record<string, unknown>): Problem | undefined {
     if (this.settings.resource === 'acls') return undefined;
     const field = RESOURCES[this.settings.resource].keyField;
@@ -343,7 +369,6 @@ export class RecordBuilder {
     if (typeof key !== 'string' || key.trim() === '') return undefined;
     const reason = keyTextProblem(key);
     if (reason === undefined) return undefined;
-    delete record[field];
     return { field, value: key, message: `field "${field}" ${reason}` };
   }
 

@@ -12,7 +12,7 @@ export type IngestItem =
       input: Record<string, unknown>;
       /** About how many bytes of the upload the record took, when the parser knows. */
       bytes?: number;
-      /** Coerced fields to send. */
+      /** Coerced fields to send; the input object itself when it holds exactly them. */
       record: Record<string, unknown>;
       warnings: readonly string[];
     }
