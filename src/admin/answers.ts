@@ -2,7 +2,7 @@
  * Reading the admin interface's answers: a JSON array of records checked against the shared
  * schemas, or an error body (`errorcode`, `message`, `index`, or version 1's `error` key).
  */
-import { errors as undiciErrors } from 'undici';
+import { undiciErrorsIfLoaded } from './undici.js';
 import { AdminBadResponseError, AdminHttpError } from './errors.js';
 import {
   RESOURCES,
@@ -108,9 +108,11 @@ export function parseErrorBody(
 }
 
 export function isUndiciSocketError(error: unknown): boolean {
+  const undiciErrors = undiciErrorsIfLoaded();
   return (
-    error instanceof undiciErrors.SocketError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
+    (undiciErrors !== undefined &&
+      (error instanceof undiciErrors.SocketError ||
+        error instanceof undiciErrors.BodyTimeoutError)) ||
     (error as { code?: string } | null)?.code === 'ECONNRESET'
   );
 }

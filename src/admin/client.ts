@@ -2,7 +2,8 @@
  * Typed client of the admin interface: the only code that talks to an admin server.
  * One method per endpoint over an undici keep-alive pool.
  */
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
+import { loadUndici, undiciErrorsIfLoaded } from './undici.js';
 import { multipartBody } from './multipart.js';
 import { PorterError } from '../errors/porter-error.js';
 import { Slots } from '../util/slots.js';
@@ -151,7 +152,9 @@ export class AdminClient {
   readonly baseUrl: string;
   /** Scheme, host and port of the server, never its credentials. */
   private readonly origin: string;
-  private readonly pool: Pool;
+  /** Opened on the first request (undici is loaded then). */
+  private pool: Promise<Pool> | undefined;
+  private readonly poolOptions: Pool.Options;
   /** One per connection: a request takes one before its checks, and keeps it to its answer's end. */
   private readonly slots: Slots;
   private readonly pathPrefix: string;
@@ -168,13 +171,13 @@ export class AdminClient {
     const timeout = options.requestTimeoutMs ?? 60_000;
     const connections = options.connections ?? 16;
     this.slots = new Slots(connections);
-    this.pool = new Pool(url.origin, {
+    this.poolOptions = {
       connections,
       connect: { timeout: options.connectTimeoutMs ?? 5_000 },
       headersTimeout: timeout,
       bodyTimeout: timeout,
       keepAliveTimeout: 10_000,
-    });
+    };
     this.authHeaders = {};
     const auth = options.auth ?? {};
     if (auth.apiKey) this.authHeaders.apikey = auth.apiKey;
@@ -392,7 +395,17 @@ export class AdminClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.close();
+    await (await this.pool)?.close();
+  }
+
+  private openPool(): Promise<Pool> {
+    this.pool ??= loadUndici().then(({ Pool }) => {
+      const pool = new Pool(this.origin, this.poolOptions);
+      // a request after close fails as it would on the pool closed
+      if (this.closed) void pool.close();
+      return pool;
+    });
+    return this.pool;
   }
 
   /**
@@ -516,14 +529,15 @@ export class AdminClient {
     try {
       giveBack = await this.slots.take(signal);
     } catch (error) {
-      throw signal?.aborted ? new undiciErrors.RequestAbortedError() : error;
+      throw signal?.aborted ? new (await loadUndici()).errors.RequestAbortedError() : error;
     }
     let response: Dispatcher.ResponseData;
     try {
       await this.options.beforeRequest?.(signal);
       await beforeSend?.();
       onSend?.(performance.now());
-      response = await this.pool
+      const pool = await this.openPool();
+      response = await pool
         .request({
           method: method as Dispatcher.HttpMethod,
           path,
@@ -567,8 +581,9 @@ export class AdminClient {
         error,
       );
     }
+    const undiciErrors = undiciErrorsIfLoaded();
     if (
-      error instanceof undiciErrors.RequestAbortedError ||
+      (undiciErrors !== undefined && error instanceof undiciErrors.RequestAbortedError) ||
       (error as Error)?.name === 'AbortError'
     ) {
       return error as Error;

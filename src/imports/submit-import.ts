@@ -136,14 +136,15 @@ async function receiveAndQueue(
   const { options } = request;
   const receiving = new Receiving(importId, deps, options, request.decide);
   try {
-    const { header, items } = ingest(request.source, ingestOptions);
+    const { header, batches } = ingest(request.source, ingestOptions);
     let columnsSaved = false;
-    for await (const item of items) {
+    for await (const batch of batches) {
       if (!columnsSaved) {
         await store.setColumns(importId, (await header).columns);
         columnsSaved = true;
       }
-      await receiving.add(item);
+      // a batch is taken in at once; only a full chunk waits (for the one before it)
+      for (const item of batch) if (receiving.add(item)) await receiving.startWrite();
     }
     await receiving.flush();
   } catch (error) {
@@ -213,22 +214,25 @@ class Receiving {
     private readonly decide?: SubmitImportRequest['decide'],
   ) {}
 
-  async add(item: IngestItem): Promise<void> {
+  /** Takes one item in; true when the chunk is full and must be written (startWrite). */
+  add(item: IngestItem): boolean {
     this.total++;
     const { buffer } = this;
-    buffer.bytes += inputBytes(item.input);
+    buffer.bytes += item.bytes ?? inputBytes(item.input);
     const decided = item.kind === 'record' ? this.decide?.(item) : undefined;
     if (decided) {
       buffer.invalid.push(decided);
     } else if (item.kind === 'record') {
-      buffer.stage.push({
+      const staged: StagedRecord = {
         row: item.row,
         line: item.line,
-        sourceRow: sourceRowOf(item.input),
         input: item.input,
         record: item.record,
-        warnings: item.warnings.length ? item.warnings : undefined,
-      });
+      };
+      const sourceRow = sourceRowOf(item.input);
+      if (sourceRow !== undefined) staged.sourceRow = sourceRow;
+      if (item.warnings.length > 0) staged.warnings = [...item.warnings];
+      buffer.stage.push(staged);
     } else if (item.kind === 'skipped') {
       buffer.invalid.push({
         row: item.row,
@@ -242,13 +246,11 @@ class Receiving {
     } else {
       buffer.invalid.push(invalidResult(item));
     }
-    if (
+    return (
       buffer.stage.length >= STAGE_CHUNK ||
       buffer.invalid.length >= STAGE_CHUNK ||
       buffer.bytes >= STAGE_CHUNK_BYTES
-    ) {
-      await this.startWrite();
-    }
+    );
   }
 
   /** Writes everything read so far, and waits until it is written. */
@@ -263,7 +265,7 @@ class Receiving {
   }
 
   /** Starts writing the buffer once the chunk before it is written. */
-  private async startWrite(): Promise<void> {
+  async startWrite(): Promise<void> {
     await this.drain();
     const chunk = this.buffer;
     this.buffer = { stage: [], invalid: [], bytes: 0 };
@@ -291,21 +293,33 @@ class Receiving {
     // key that looks like another. Every key is claimed: the snapshot keeps the server records
     // the upload names
     const checkLookalikes = options.resource !== 'acls' && options.allowLookalike !== true;
-    if (chunk.stage.length > 0) {
-      const keys = chunk.stage.map((record) => {
-        const key = naturalKey(options.resource, record.record);
-        const lookalike = checkLookalikes && key !== '' ? lookalikeKey(key) : undefined;
-        return { key, row: record.row, lookalike };
-      });
-      const claims = await this.deps.keys.claimKeys(this.importId, keys, {
-        refuseRepeats: options.mode !== 'delete',
-      });
-      const unique: StagedRecord[] = [];
-      chunk.stage.forEach((record, index) => {
-        const claim = claims[index];
-        if (claim.kind === 'first') unique.push(record);
-        else chunk.invalid.push(claimResult(record, keys[index].key, claim, options));
-      });
+    const { stage } = chunk;
+    if (stage.length > 0) {
+      const keys = new Array<string>(stage.length);
+      const rows = new Array<number>(stage.length);
+      const lookalikes = checkLookalikes ? new Array<string>(stage.length) : undefined;
+      for (let index = 0; index < stage.length; index++) {
+        const key = naturalKey(options.resource, stage[index]!.record);
+        keys[index] = key;
+        rows[index] = stage[index]!.row;
+        if (lookalikes) lookalikes[index] = key === '' ? '' : lookalikeKey(key);
+      }
+      const claims = await this.deps.keys.claimEach(
+        this.importId,
+        { keys, rows, lookalikes },
+        { refuseRepeats: options.mode !== 'delete' },
+      );
+      let unique = stage;
+      for (let index = 0; index < stage.length; index++) {
+        const claim = claims[index]!;
+        if (claim.kind === 'first') {
+          if (unique !== stage) unique.push(stage[index]!);
+        } else {
+          // the first refused record: the ones before it are kept, the rest sorted from here
+          if (unique === stage) unique = stage.slice(0, index);
+          chunk.invalid.push(claimResult(stage[index]!, keys[index]!, claim, options));
+        }
+      }
       chunk.stage = unique;
     }
     if (chunk.stage.length > 0) {

@@ -30,7 +30,7 @@ export async function* physicalRecords(
   let offset = 0;
   const invalidAt = (): PhysicalRecord => {
     const { line, cell } = tokenizer.position();
-    return { cells: [], line, invalidUtf8: true, invalidCell: cell };
+    return { cells: [], line, bytes: 0, invalidUtf8: true, invalidCell: cell };
   };
   for await (const chunk of reader.chunks()) {
     const batch: PhysicalRecord[] = [];

@@ -20,7 +20,9 @@ import type { RawRecord, RecordSource } from './types.js';
 const HEADER_PEEK_BYTES = 1024 * 1024;
 
 function isBlank(record: PhysicalRecord): boolean {
-  return record.tooLarge === undefined && record.cells.every((cell) => cell.trim() === '');
+  if (record.tooLarge !== undefined) return false;
+  for (const cell of record.cells) if (cell !== '' && cell.trim() !== '') return false;
+  return true;
 }
 
 function unreadable(
@@ -159,6 +161,7 @@ function toRawRecord(
       line,
       input: {},
       text: true,
+      bytes: 0,
       problem: tooLargeProblem(record.tooLarge, maxRecordBytes),
     };
   }
@@ -166,13 +169,15 @@ function toRawRecord(
   for (let index = 0; index < cells.length; index++) {
     input[index < columns.length ? columns[index] : `#${index + 1}`] = cells[index];
   }
-  if (cells.length === columns.length) return { row, line, input, text: true };
+  const bytes = record.bytes;
+  if (cells.length === columns.length) return { row, line, input, text: true, bytes, columns };
   const cellCount = `${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}`;
   return {
     row,
     line,
     input,
     text: true,
+    bytes,
     problem: { message: `the row has ${cellCount} but the header has ${columns.length} columns` },
   };
 }

@@ -10,7 +10,11 @@
  * - Syntax errors (a stray or unclosed quote) are thrown as CsvSyntaxError, once per upload.
  */
 
+import { isAscii } from 'node:buffer';
+
 const QUOTE = 0x22;
+/** Most cells a record's list is made for before its first cell (more are added as they come). */
+const PRESIZED_CELLS = 64;
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -19,6 +23,8 @@ export interface CsvRecord {
   cells: string[];
   /** Line the record starts on. */
   line: number;
+  /** Its size in the upload, in bytes (line break excluded). */
+  bytes: number;
   /** Set when the record was larger than the limit: its size in bytes. */
   tooLarge?: number;
 }
@@ -69,8 +75,15 @@ export class CsvTokenizer {
   private recordStart = 0;
   private tooLarge = false;
   private cells: string[] = [];
+  /** Cells of the record so far: `cells` is made as long as the record before it. */
+  private cellCount = 0;
   /** Pieces of the current cell from earlier chunks (or before a doubled quote). */
   private pieces: Uint8Array[] = [];
+  /**
+   * The chunk being tokenized as text when it is all ASCII (bytes and characters then line up):
+   * a cell is a slice of it, not a decoding of its own.
+   */
+  private text: string | undefined;
 
   constructor(
     private readonly delimiter: number,
@@ -80,7 +93,7 @@ export class CsvTokenizer {
   /** Bytes of the record in progress held in memory (about the limit at most). */
   get bufferedBytes(): number {
     let total = 0;
-    for (const cell of this.cells) total += cell.length;
+    for (let index = 0; index < this.cellCount; index++) total += this.cells[index]!.length;
     for (const piece of this.pieces) total += piece.length;
     return total;
   }
@@ -88,7 +101,7 @@ export class CsvTokenizer {
   /** Where the record in progress (or the next one) starts, and which cell is being read. */
   position(): { line: number; cell: number } {
     if (this.state === State.RecordStart) return { line: this.line, cell: 0 };
-    return { line: this.recordLine, cell: this.cells.length };
+    return { line: this.recordLine, cell: this.cellCount };
   }
 
   /** Tokenizes one chunk; completed records are appended to `out`. */
@@ -99,6 +112,7 @@ export class CsvTokenizer {
       : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
     const length = bytes.length;
     const delimiter = this.delimiter;
+    this.text = isAscii(bytes) ? bytes.toString('latin1') : undefined;
     let index = 0;
     if (this.crPending && length > 0) {
       this.crPending = false;
@@ -182,6 +196,7 @@ export class CsvTokenizer {
       }
     }
     this.offset += length;
+    this.text = undefined;
     if (
       this.state !== State.RecordStart &&
       !this.tooLarge &&
@@ -190,6 +205,7 @@ export class CsvTokenizer {
       // stop keeping the record; it is read to its end and produced as too large
       this.tooLarge = true;
       this.cells = [];
+      this.cellCount = 0;
       this.pieces = [];
     }
   }
@@ -214,13 +230,21 @@ export class CsvTokenizer {
   private endCell(bytes: Buffer, from: number, to: number): void {
     if (this.tooLarge) return;
     if (this.pieces.length === 0) {
-      this.cells.push(to > from ? bytes.toString('utf8', from, to) : '');
+      if (to === from) this.addCell('');
+      else if (this.text !== undefined) this.addCell(this.text.slice(from, to));
+      else this.addCell(bytes.toString('utf8', from, to));
       return;
     }
     if (to > from) this.pieces.push(bytes.subarray(from, to));
     const whole = Buffer.concat(this.pieces);
     this.pieces = [];
-    this.cells.push(whole.toString('utf8'));
+    this.addCell(whole.toString('utf8'));
+  }
+
+  private addCell(cell: string): void {
+    if (this.cellCount < this.cells.length) this.cells[this.cellCount] = cell;
+    else this.cells.push(cell);
+    this.cellCount++;
   }
 
   /** After a cell ended at `at` (a delimiter or a line break): returns where to go on. */
@@ -247,11 +271,16 @@ export class CsvTokenizer {
   private emit(out: CsvRecord[], end: number): void {
     const size = end - this.recordStart;
     if (this.tooLarge || size > this.maxRecordBytes) {
-      out.push({ cells: [], line: this.recordLine, tooLarge: size });
+      out.push({ cells: [], line: this.recordLine, bytes: size, tooLarge: size });
     } else {
-      out.push({ cells: this.cells, line: this.recordLine });
+      const { cells, cellCount } = this;
+      if (cells.length !== cellCount) cells.length = cellCount;
+      out.push({ cells, line: this.recordLine, bytes: size });
     }
-    this.cells = [];
+    // rows are mostly as long as the one before: its length (up to a bound) saves growing the
+    // next one
+    this.cells = new Array<string>(Math.min(this.cellCount, PRESIZED_CELLS));
+    this.cellCount = 0;
     this.pieces = [];
     this.tooLarge = false;
     this.state = State.RecordStart;

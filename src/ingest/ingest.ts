@@ -33,6 +33,11 @@ export interface IngestRun {
   header: Promise<IngestHeader>;
   /** The items in input order; file-level problems are thrown from here as PorterError. */
   items: AsyncGenerator<IngestItem>;
+  /**
+   * The same items in batches of what a slice of the upload held (a few hundred at most), for a
+   * consumer that takes a batch at once. Iterate `items` or `batches`, not both.
+   */
+  batches: AsyncGenerator<IngestItem[]>;
 }
 
 interface Opened {
@@ -69,7 +74,12 @@ export function ingest(source: IngestSource, options: IngestOptions): IngestRun 
   const header = opened.then((state) => state.header);
   header.catch(() => {});
   const mapped = evaluator === undefined ? undefined : { evaluator, settings };
-  return { header, items: produce(opened, reader, builder, pacer, mapped) };
+  const batches = produce(opened, reader, builder, pacer, mapped);
+  return { header, items: oneByOne(batches), batches };
+}
+
+async function* oneByOne(batches: AsyncGenerator<IngestItem[]>): AsyncGenerator<IngestItem> {
+  for await (const batch of batches) yield* batch;
 }
 
 interface Mapped {
@@ -173,31 +183,46 @@ async function* produce(
   builder: RecordBuilder,
   pacer: Pacer,
   mapped: Mapped | undefined,
-): AsyncGenerator<IngestItem> {
+): AsyncGenerator<IngestItem[]> {
   try {
     const { header, first, records } = await opened;
     if (mapped !== undefined) await readDirectory(mapped);
     let count = 0;
     if (first !== undefined) {
-      for (const raw of first) {
-        const item = buildItem(raw, builder, mapped);
-        yield item instanceof Promise ? await item : item;
-        if (pacer.recordDone()) await pacer.pause();
-      }
+      yield* built(first, builder, pacer, mapped);
       count += first.length;
     }
     for await (const batch of records) {
-      for (const raw of batch) {
-        const item = buildItem(raw, builder, mapped);
-        yield item instanceof Promise ? await item : item;
-        if (pacer.recordDone()) await pacer.pause();
-      }
+      yield* built(batch, builder, pacer, mapped);
       count += batch.length;
     }
     if (count === 0) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[header.format]);
   } finally {
     await reader.close();
   }
+}
+
+/**
+ * The items of a parser's batch, in one batch or more: a batch ends early when the slice is
+ * used up, and the event loop gets its turn before the rest.
+ */
+async function* built(
+  raws: readonly RawRecord[],
+  builder: RecordBuilder,
+  pacer: Pacer,
+  mapped: Mapped | undefined,
+): AsyncGenerator<IngestItem[]> {
+  let items: IngestItem[] = [];
+  for (const raw of raws) {
+    const item = buildItem(raw, builder, mapped);
+    items.push(item instanceof Promise ? await item : item);
+    if (pacer.recordDone()) {
+      yield items;
+      items = [];
+      await pacer.pause();
+    }
+  }
+  if (items.length > 0) yield items;
 }
 
 /** A CSV that carries porter's own report columns is a report being uploaded again. */

@@ -16,7 +16,7 @@
  * its small form resembles, whichever is the usual disguise; TR39's distinction between `I`
  * and `l` is given up for the same reason.
  *
- * Pure, deterministic (no locale) and fast: plain ASCII takes one `toLowerCase` and one test.
+ * Pure, deterministic (no locale) and fast: plain ASCII takes one pass over its characters.
  */
 
 /** Source character (already NFKC, case-folded and NFD) → Latin prototype. */
@@ -116,21 +116,35 @@ const CONFUSABLES: ReadonlyMap<string, string> = new Map([
   ['`', "'"],
 ]);
 
-const NOT_ASCII = /[\u0080-\uffff]/;
-const ASCII_CONFUSABLE = /[01|`]/;
-const ASCII_CONFUSABLES = /[01|`]/g;
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * The look-alike form of each ASCII character: case folded, then its confusable's prototype
+ * (`A` is `a`, `1` is `l`); `FOLDED_CODES` says which ones change.
+ */
+const FOLDED: readonly string[] = Array.from({ length: 0x80 }, (_, code) => {
+  const folded = String.fromCharCode(code).toLowerCase();
+  return CONFUSABLES.get(folded) ?? folded;
+});
+const CHANGED: readonly boolean[] = FOLDED.map((folded, code) => folded.charCodeAt(0) !== code);
 
 /** The key under which look-alikes of `key` meet: NFKC, case folding and a TR39 skeleton. */
 export function lookalikeKey(key: string): string {
-  if (!NOT_ASCII.test(key)) {
-    const folded = key.toLowerCase();
-    if (!ASCII_CONFUSABLE.test(folded)) return folded;
-    return folded.replace(
-      ASCII_CONFUSABLES,
-      (character) => CONFUSABLES.get(character) ?? character,
-    );
+  // plain ASCII: one pass, and a new string only when a character changes
+  let folded = '';
+  let from = 0;
+  for (let at = 0; at < key.length; at++) {
+    const code = key.charCodeAt(at);
+    if (code >= 0x80) return fullLookalikeKey(key);
+    if (CHANGED[code]) {
+      folded += key.slice(from, at) + FOLDED[code];
+      from = at + 1;
+    }
   }
+  return from === 0 ? key : folded + key.slice(from);
+}
+
+function fullLookalikeKey(key: string): string {
   const folded = key.normalize('NFKC').toUpperCase().toLowerCase();
   const decomposed = folded.replace(IGNORABLE, '').normalize('NFD');
   let skeleton = '';

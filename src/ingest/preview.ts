@@ -135,7 +135,7 @@ export async function previewUpload(
           valid: true,
           input: item.input,
           record: item.record,
-          ...(item.warnings.length > 0 ? { warnings: item.warnings } : {}),
+          ...(item.warnings.length > 0 ? { warnings: [...item.warnings] } : {}),
         });
       } else if (item.kind === 'skipped') {
         records.push({

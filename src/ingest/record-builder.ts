@@ -7,18 +7,62 @@ import { RESOURCES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { unknownColumnsError, type ColumnResolver } from './columns.js';
 import { keyTextProblem } from './canonical-key.js';
-import { coerceJson, coerceText, showValue } from './coerce.js';
+import { coerceJson, coerceText, showValue, type Coerced } from './coerce.js';
 import { fieldKinds, isClearable, type FieldKind } from './field-kinds.js';
 import type { MappingOutcome } from '../mapping/evaluator.js';
 import type { IngestSettings } from './options.js';
 import type { IngestItem, RawRecord, RecordErrorCode } from './types.js';
-import { missingKey, recordWarnings, valueProblems } from './validate.js';
+import { missingKey, recordWarnings, valueProblem } from './validate.js';
 
 interface Problem {
   field?: string;
   value?: unknown;
   /** The problem without the row prefix. */
   message: string;
+}
+
+/** A record's fields on their way: what the checks at the end need. */
+interface Draft {
+  record: Record<string, unknown>;
+  /** Field → the column that gave it. */
+  columnOf: ReadonlyMap<string, string>;
+  /** Made on the first one: most records have none. */
+  warnings: string[] | undefined;
+  problems: Problem[] | undefined;
+}
+
+/** What one column of a CSV header gives: a field (`kind` undefined: supplied by the service). */
+interface ColumnStep {
+  column: string;
+  field: string;
+  kind: FieldKind | undefined;
+}
+
+interface ColumnPlan {
+  /** The columns that fill or name a field, in header order; ignored ones left out. */
+  steps: ColumnStep[];
+  columnOf: ReadonlyMap<string, string>;
+  /**
+   * Every column is a text field of its own name, and nothing is added: a row without an empty
+   * cell is its own record (the input object serves as both).
+   */
+  same: boolean;
+}
+
+/** The warnings of every record that has none: never written to. */
+const NO_WARNINGS: readonly string[] = Object.freeze([]);
+
+function warn(draft: Draft, warning: string): void {
+  (draft.warnings ??= []).push(warning);
+}
+
+function problem(draft: Draft, found: Problem): void {
+  (draft.problems ??= []).push(found);
+}
+
+function noEmptyCell(input: Record<string, unknown>, steps: readonly ColumnStep[]): boolean {
+  for (const step of steps) if (input[step.column] === '') return false;
+  return true;
 }
 
 /** At most this many problems of one record are spelled out in its error; the rest counted. */
@@ -40,6 +84,8 @@ export class RecordBuilder {
   private readonly defaults: ReadonlyArray<readonly [string, unknown]>;
   /** Fields an empty value never clears: ids and natural keys name the record, they are not data. */
   private readonly neverCleared: ReadonlySet<string>;
+  /** The plan of the last CSV header seen (an upload has one). */
+  private plan?: { columns: readonly string[]; plan: ColumnPlan | undefined };
 
   constructor(
     private readonly settings: IngestSettings,
@@ -82,6 +128,7 @@ export class RecordBuilder {
         row: raw.row,
         line: raw.line,
         input: raw.input,
+        bytes: raw.bytes,
         reason: computed.reason,
       };
     }
@@ -94,10 +141,97 @@ export class RecordBuilder {
         'PORTER_MAPPING_FAILED',
       );
     }
-    const record: Record<string, unknown> = {};
+    const plan =
+      computed === undefined && raw.columns !== undefined && raw.text
+        ? this.planOf(raw.columns)
+        : undefined;
+    const draft = plan === undefined ? this.fromInput(raw) : this.fromPlan(raw, plan);
+    if (computed !== undefined) this.addComputed(computed.values, draft);
+    return this.finish(raw, draft);
+  }
+
+  /**
+   * The plan of a CSV header: each column's field and kind, found once for every row under it.
+   * Undefined when a row's keys may differ from the header or come in another order (a name
+   * given twice, `__proto__`, a name of digits, which an object puts first) or a column cannot
+   * be planned: such rows take the general way.
+   */
+  private planOf(columns: readonly string[]): ColumnPlan | undefined {
+    if (this.plan?.columns !== columns) this.plan = { columns, plan: this.makePlan(columns) };
+    return this.plan.plan;
+  }
+
+  private makePlan(columns: readonly string[]): ColumnPlan | undefined {
+    const plain = (column: string): boolean => column !== '__proto__' && !/^\d+$/.test(column);
+    if (new Set(columns).size !== columns.length || !columns.every(plain)) return undefined;
+    const steps: ColumnStep[] = [];
     const columnOf = new Map<string, string>();
-    const warnings: string[] = [];
-    const problems: Problem[] = [];
+    for (const column of columns) {
+      const target = this.resolver.resolve(column);
+      if (target.kind === 'ignore') continue;
+      if (target.kind === 'unknown') return undefined;
+      if (target.kind === 'service') {
+        steps.push({ column, field: target.field, kind: undefined });
+        continue;
+      }
+      const { field } = target;
+      if (columnOf.has(field)) return undefined;
+      columnOf.set(field, column);
+      steps.push({ column, field, kind: this.kinds.get(field) ?? 'string' });
+    }
+    const same =
+      this.defaults.length === 0 &&
+      steps.length === columns.length &&
+      steps.every(
+        (step) =>
+          step.field === step.column && (step.kind === 'string' || step.kind === 'nullableString'),
+      );
+    return { steps, columnOf, same };
+  }
+
+  /** A CSV row under a planned header: the same as fromInput, without looking anything up. */
+  private fromPlan(raw: RawRecord, plan: ColumnPlan): Draft {
+    const { input } = raw;
+    if (plan.same && noEmptyCell(input, plan.steps)) {
+      return { record: input, columnOf: plan.columnOf, warnings: undefined, problems: undefined };
+    }
+    const draft: Draft = {
+      record: {},
+      columnOf: plan.columnOf,
+      warnings: undefined,
+      problems: undefined,
+    };
+    const { record } = draft;
+    for (const step of plan.steps) {
+      const given = input[step.column] as string;
+      const { field, kind } = step;
+      if (kind === undefined) {
+        if (given !== '') this.serviceWarning(draft, step.column);
+      } else if (kind === 'string' || kind === 'nullableString') {
+        if (given !== '') record[field] = given;
+        else this.empty(draft, field, kind);
+      } else {
+        this.coerced(
+          draft,
+          field,
+          kind,
+          given,
+          coerceText(kind, given, this.settings.listSeparator),
+        );
+      }
+    }
+    return draft;
+  }
+
+  /** The fields of any record: its keys resolved one by one. */
+  private fromInput(raw: RawRecord): Draft {
+    const draft: Draft = {
+      record: {},
+      columnOf: new Map(),
+      warnings: undefined,
+      problems: undefined,
+    };
+    const columnOf = draft.columnOf as Map<string, string>;
     for (const column of Object.keys(raw.input)) {
       const given = raw.input[column];
       const target = this.resolver.resolve(column);
@@ -111,15 +245,14 @@ export class RecordBuilder {
         });
       }
       if (target.kind === 'service') {
-        if (given !== '' && given !== null && given !== undefined) {
-          warnings.push(`column "${column}" is supplied by the service; its value was not sent`);
-        }
+        if (given !== '' && given !== null && given !== undefined)
+          this.serviceWarning(draft, column);
         continue;
       }
       const field = target.field;
       const earlier = columnOf.get(field);
       if (earlier !== undefined) {
-        problems.push({
+        problem(draft, {
           field,
           value: given,
           message: `field "${field}" is given twice (${showValue(earlier)} and ${showValue(column)})`,
@@ -131,70 +264,103 @@ export class RecordBuilder {
       const coerced = raw.text
         ? coerceText(kind, given as string, this.settings.listSeparator)
         : coerceJson(kind, given, this.settings.listSeparator);
-      if (coerced.kind === 'value') record[field] = coerced.value;
-      else if (coerced.kind === 'invalid')
-        problems.push({ field, value: given, message: `field "${field}": ${coerced.reason}` });
-      else if (this.settings.emptyAsClear && !this.neverCleared.has(field)) {
-        if (isClearable(kind)) record[field] = clearedValue(kind);
-        else warnings.push(`field "${field}" is empty and cannot be cleared (${kind}); left as is`);
-      }
+      this.coerced(draft, field, kind, given, coerced);
     }
-    if (computed !== undefined) this.addComputed(computed.values, record, problems, warnings);
+    return draft;
+  }
+
+  private coerced(
+    draft: Draft,
+    field: string,
+    kind: FieldKind,
+    given: unknown,
+    coerced: Coerced,
+  ): void {
+    if (coerced.kind === 'value') draft.record[field] = coerced.value;
+    else if (coerced.kind === 'invalid')
+      problem(draft, { field, value: given, message: `field "${field}": ${coerced.reason}` });
+    else this.empty(draft, field, kind);
+  }
+
+  /** An empty value: left as is, or cleared with emptyAsClear. */
+  private empty(draft: Draft, field: string, kind: FieldKind): void {
+    if (!this.settings.emptyAsClear || this.neverCleared.has(field)) return;
+    if (isClearable(kind)) draft.record[field] = clearedValue(kind);
+    else warn(draft, `field "${field}" is empty and cannot be cleared (${kind}); left as is`);
+  }
+
+  private serviceWarning(draft: Draft, column: string): void {
+    warn(draft, `column "${column}" is supplied by the service; its value was not sent`);
+  }
+
+  /** Defaults, the key and the values checked: the item. */
+  private finish(raw: RawRecord, draft: Draft): IngestItem {
+    const { columnOf } = draft;
+    let { record } = draft;
     for (const [field, value] of this.defaults) {
       if (!Object.hasOwn(record, field)) record[field] = copy(value);
     }
     const keyProblem = this.keyProblem(record);
+    if (keyProblem !== undefined) {
+      // the input stays as given (the record may be the input itself)
+      if (record === raw.input) record = { ...record };
+      delete record[keyProblem.field!];
+    }
     const missing =
       keyProblem === undefined
         ? missingKey(this.settings.resource, this.settings.mode, record)
         : undefined;
-    if (keyProblem !== undefined) problems.push(keyProblem);
+    if (keyProblem !== undefined) problem(draft, keyProblem);
     if (missing !== undefined) {
       const column = columnOf.get(missing.field);
-      problems.push({
+      problem(draft, {
         field: missing.field,
         value: column === undefined ? undefined : raw.input[column],
         message: `field "${missing.field}" ${missing.reason}`,
       });
     }
-    for (const problem of valueProblems(this.settings.resource, record)) {
-      const column = columnOf.get(problem.field);
-      problems.push({
-        field: problem.field,
-        value: column === undefined ? record[problem.field] : raw.input[column],
-        message: `field "${problem.field}" ${problem.reason}`,
+    const invalidValue = valueProblem(this.settings.resource, record);
+    if (invalidValue !== undefined) {
+      const column = columnOf.get(invalidValue.field);
+      problem(draft, {
+        field: invalidValue.field,
+        value: column === undefined ? record[invalidValue.field] : raw.input[column],
+        message: `field "${invalidValue.field}" ${invalidValue.reason}`,
       });
     }
-    if (problems.length > 0) return this.invalid(raw, problems, record);
-    warnings.push(...recordWarnings(this.settings.resource, record));
-    return { kind: 'record', row: raw.row, line: raw.line, input: raw.input, record, warnings };
+    if (draft.problems !== undefined) return this.invalid(raw, draft.problems, record);
+    const more = recordWarnings(this.settings.resource, record);
+    const warnings =
+      more === undefined ? (draft.warnings ?? NO_WARNINGS) : [...(draft.warnings ?? []), ...more];
+    return {
+      kind: 'record',
+      row: raw.row,
+      line: raw.line,
+      input: raw.input,
+      bytes: raw.bytes,
+      record,
+      warnings,
+    };
   }
 
   /** Computed values, coerced as JSON values are. */
-  private addComputed(
-    values: Record<string, unknown>,
-    record: Record<string, unknown>,
-    problems: Problem[],
-    warnings: string[],
-  ): void {
+  private addComputed(values: Record<string, unknown>, draft: Draft): void {
     for (const [field, given] of Object.entries(values)) {
       const kind = this.kinds.get(field) ?? 'string';
       const coerced = coerceJson(kind, given, this.settings.listSeparator);
-      if (coerced.kind === 'value') record[field] = coerced.value;
-      else if (coerced.kind === 'invalid') {
-        problems.push({
+      if (coerced.kind === 'invalid') {
+        problem(draft, {
           field,
           value: given,
           message: `field "${field}" (computed): ${coerced.reason}`,
         });
-      } else if (this.settings.emptyAsClear && !this.neverCleared.has(field)) {
-        if (isClearable(kind)) record[field] = clearedValue(kind);
-        else warnings.push(`field "${field}" is empty and cannot be cleared (${kind}); left as is`);
+      } else {
+        this.coerced(draft, field, kind, given, coerced);
       }
     }
   }
 
-  /** A username or group name that cannot be a key (see canonical-key.ts). */
+  /** A username or group name that cannot be a key (see canonical-key.ts); the caller drops it. */
   private keyProblem(record: Record<string, unknown>): Problem | undefined {
     if (this.settings.resource === 'acls') return undefined;
     const field = RESOURCES[this.settings.resource].keyField;
@@ -203,7 +369,6 @@ export class RecordBuilder {
     if (typeof key !== 'string' || key.trim() === '') return undefined;
     const reason = keyTextProblem(key);
     if (reason === undefined) return undefined;
-    delete record[field];
     return { field, value: key, message: `field "${field}" ${reason}` };
   }
 
@@ -223,6 +388,7 @@ export class RecordBuilder {
       row: raw.row,
       line: raw.line,
       input: raw.input,
+      bytes: raw.bytes,
       errorCode,
       key:
         typeof key === 'string' && key.trim() !== '' && keyTextProblem(key) === undefined

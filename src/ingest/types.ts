@@ -10,9 +10,11 @@ export type IngestItem =
       line?: number;
       /** Columns and values exactly as given, for reports and re-uploads. */
       input: Record<string, unknown>;
-      /** Coerced fields to send. */
+      /** About how many bytes of the upload the record took, when the parser knows. */
+      bytes?: number;
+      /** Coerced fields to send; the input object itself when it holds exactly them. */
       record: Record<string, unknown>;
-      warnings: string[];
+      warnings: readonly string[];
     }
   | {
       /** A row the mapping's `when` leaves out. */
@@ -20,6 +22,7 @@ export type IngestItem =
       row: number;
       line?: number;
       input: Record<string, unknown>;
+      bytes?: number;
       /** Why, for the report. */
       reason: string;
     }
@@ -28,6 +31,7 @@ export type IngestItem =
       row: number;
       line?: number;
       input: Record<string, unknown>;
+      bytes?: number;
       /**
        * PORTER_RECORD_TOO_LARGE for a record over the size limit, which was not read;
        * PORTER_MAPPING_FAILED for a record a mapping expression failed on.
@@ -63,6 +67,13 @@ export interface RawRecord {
   input: Record<string, unknown>;
   /** True when values are CSV text; false for typed JSON values. */
   text: boolean;
+  /** Bytes of the upload the record's values take in memory, about; 0 when none are kept. */
+  bytes?: number;
+  /**
+   * A CSV row with exactly the header's cells: the header (shared by every such row), whose
+   * names are `input`'s keys in order.
+   */
+  columns?: readonly string[];
   /** Why the record cannot be used at all (wrong number of cells, not a JSON object, too large). */
   problem?: { message: string; field?: string; value?: unknown; code?: RecordErrorCode };
 }

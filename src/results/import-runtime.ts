@@ -164,18 +164,45 @@ export class ImportHealth {
 }
 
 /**
- * ARGV: a flag ('1' when a repeated key is a duplicate), then triplets of key, look-alike key
- * ('' when not checked) and row. KEYS[1] holds key → first row; KEYS[2] look-alike key →
- * "row:key" of the first key that had it. A record is answered {0} (first), {1, row} (its key
- * came before) or {2, row, key} (a different key that looks the same came before); only a
- * first record claims anything.
+ * ARGV: a flag ('1' when a repeated key is a duplicate), the rows (runs of rows that follow one
+ * another as "first-last", joined by commas: "1-1999,2001"), then each
+ * record's key and look-alike key ('' when not checked): all of them joined by NUL in one value,
+ * or (when one holds a NUL) one value each. KEYS[1] holds key → first row; KEYS[2] look-alike
+ * key → "row:key" of the first key that had it. Only a first record claims anything.
+ * The answer lists the records that are not first, four values each: the record's place (from
+ * 1), 1 (its key came before) or 2 (a different key that looks the same came before), the row
+ * that came first, and that row's key ('' for 1); an empty list when every record is first.
  */
 const CLAIM_KEYS = `
-local answers = {}
 local refuseRepeats = ARGV[1] == '1'
-for i = 2, #ARGV - 2, 3 do
-  local key, lookalike, row = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local answer = {0}
+local keys = {}
+if #ARGV == 3 then
+  local joined, from = ARGV[3], 1
+  while true do
+    local to = string.find(joined, '\\0', from, true)
+    if not to then
+      keys[#keys + 1] = string.sub(joined, from)
+      break
+    end
+    keys[#keys + 1] = string.sub(joined, from, to - 1)
+    from = to + 1
+  end
+else
+  for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
+end
+local refused = {}
+local function refuse(place, kind, row, key)
+  refused[#refused + 1] = place
+  refused[#refused + 1] = kind
+  refused[#refused + 1] = row
+  refused[#refused + 1] = key
+end
+local rows = {}
+for first, last in string.gmatch(ARGV[2], '(%d+)-?(%d*)') do
+  for row = tonumber(first), tonumber(last ~= '' and last or first) do rows[#rows + 1] = row end
+end
+for place, row in ipairs(rows) do
+  local key, lookalike = keys[2 * place - 1], keys[2 * place]
   if lookalike ~= '' then
     if redis.call('HSETNX', KEYS[2], lookalike, row .. ':' .. key) == 1 then
       redis.call('HSETNX', KEYS[1], key, row)
@@ -185,20 +212,32 @@ for i = 2, #ARGV - 2, 3 do
       local colon = string.find(other, ':', 1, true)
       local otherKey = string.sub(other, colon + 1)
       if otherKey ~= key then
-        answer = {2, tonumber(string.sub(other, 1, colon - 1)), otherKey}
+        refuse(place, 2, tonumber(string.sub(other, 1, colon - 1)), otherKey)
       elseif refuseRepeats then
-        answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
+        refuse(place, 1, tonumber(redis.call('HGET', KEYS[1], key)), '')
       end
     end
   elseif redis.call('HSETNX', KEYS[1], key, row) == 0 and refuseRepeats then
-    answer = {1, tonumber(redis.call('HGET', KEYS[1], key))}
+    refuse(place, 1, tonumber(redis.call('HGET', KEYS[1], key)), '')
   end
-  answers[#answers + 1] = answer
 end
 redis.call('EXPIRE', KEYS[1], 86400)
 redis.call('EXPIRE', KEYS[2], 86400)
-return answers
+return refused
 `;
+
+/** Rows as runs of rows that follow one another: 1,2,3,5 as "1-3,5". */
+export function rowRuns(rows: readonly number[]): string {
+  const runs: string[] = [];
+  for (let at = 0; at < rows.length;) {
+    const first = rows[at]!;
+    let last = first;
+    while (at + 1 < rows.length && rows[at + 1] === last + 1) last = rows[++at]!;
+    runs.push(last === first ? String(first) : `${first}-${last}`);
+    at++;
+  }
+  return runs.join(',');
+}
 
 /** What claiming a record's key found. */
 export type KeyClaim =
@@ -215,16 +254,31 @@ export interface KeyToClaim {
   lookalike?: string;
 }
 
+/** The keys of records to claim, side by side: `lookalikes` absent when none is checked. */
+export interface KeysToClaim {
+  keys: readonly string[];
+  rows: readonly number[];
+  lookalikes?: readonly string[];
+}
+
+/** The claim of every record that was first: one object for all. */
+const FIRST: KeyClaim = Object.freeze({ kind: 'first' });
+
 /**
  * The natural keys an upload has shown so far, to find a record given twice while receiving,
  * and their look-alike forms, to find two keys that cannot be told apart. Kept in Redis, so an
  * upload larger than memory is checked whole.
  */
 export class UploadKeys {
+  /** CLAIM_KEYS by its hash once Redis knows it. */
+  private readonly claimScript: ScriptCommand;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.claimScript = defineScript(redis, { keys: 2, lua: CLAIM_KEYS });
+  }
 
   private key(importId: string): string {
     return uploadKeysKey(this.prefix, importId);
@@ -253,25 +307,54 @@ export class UploadKeys {
     records: readonly KeyToClaim[],
     options: { refuseRepeats: boolean },
   ): Promise<KeyClaim[]> {
-    if (records.length === 0) return [];
-    const args = records.flatMap((record) => [
-      record.key,
-      record.lookalike ?? '',
-      String(record.row),
-    ]);
-    const answers = (await this.redis.eval(
-      CLAIM_KEYS,
-      2,
+    const checked = records.some((record) => record.lookalike !== undefined);
+    return this.claimEach(
+      importId,
+      {
+        keys: records.map((record) => record.key),
+        rows: records.map((record) => record.row),
+        lookalikes: checked ? records.map((record) => record.lookalike ?? '') : undefined,
+      },
+      options,
+    );
+  }
+
+  /** claimKeys, for keys given side by side ('' in `lookalikes`: not checked). */
+  async claimEach(
+    importId: string,
+    records: KeysToClaim,
+    options: { refuseRepeats: boolean },
+  ): Promise<KeyClaim[]> {
+    const { keys, rows, lookalikes } = records;
+    const count = keys.length;
+    if (count === 0) return [];
+    // each record's key and look-alike key, in one value: a command's every argument costs
+    const pairs = new Array<string>(2 * count);
+    let joinable = true;
+    for (let index = 0; index < count; index++) {
+      const key = keys[index]!;
+      const lookalike = lookalikes?.[index] ?? '';
+      pairs[2 * index] = key;
+      pairs[2 * index + 1] = lookalike;
+      if (key.includes('\0') || lookalike.includes('\0')) joinable = false;
+    }
+    const refused = (await this.claimScript(
       this.key(importId),
       this.lookalikesKey(importId),
       options.refuseRepeats ? '1' : '0',
-      ...args,
-    )) as Array<[0] | [1, number] | [2, number, string]>;
-    return answers.map((answer): KeyClaim => {
-      if (answer[0] === 1) return { kind: 'repeat', row: answer[1] };
-      if (answer[0] === 2) return { kind: 'lookalike', row: answer[1], key: answer[2] };
-      return { kind: 'first' };
-    });
+      rowRuns(rows),
+      ...(joinable ? [pairs.join('\0')] : pairs),
+    )) as Array<number | string>;
+    const claims = new Array<KeyClaim>(count).fill(FIRST);
+    for (let at = 0; at < refused.length; at += 4) {
+      const place = Number(refused[at]) - 1;
+      const row = Number(refused[at + 2]);
+      claims[place] =
+        refused[at + 1] === 1
+          ? { kind: 'repeat', row }
+          : { kind: 'lookalike', row, key: String(refused[at + 3]) };
+    }
+    return claims;
   }
 
   /** Forgets the keys once the upload is received. */

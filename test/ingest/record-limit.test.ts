@@ -79,8 +79,8 @@ describe('the record size limit', () => {
     tokenizer.write(Buffer.from('"\nb,c\n'), records);
     expect(most).toBeLessThanOrEqual(limit + chunk.length);
     expect(records).toEqual([
-      { cells: [], line: 1, tooLarge: 640 * chunk.length + 4 },
-      { cells: ['b', 'c'], line: 2 },
+      { cells: [], line: 1, bytes: 640 * chunk.length + 4, tooLarge: 640 * chunk.length + 4 },
+      { cells: ['b', 'c'], line: 2, bytes: 3 },
     ]);
   });
 

@@ -57,6 +57,33 @@ describe('UploadKeys', () => {
     ]);
   });
 
+  it('claims keys that hold a NUL as well as any other', async () => {
+    const claims = await keys.claimKeys(
+      'imp4',
+      [
+        { key: 'a\0b', row: 1 },
+        { key: 'a', row: 2 },
+        { key: 'a\0b', row: 3 },
+        { key: '', row: 4 },
+      ],
+      { refuseRepeats: true },
+    );
+    expect(claims).toStrictEqual([
+      { kind: 'first' },
+      { kind: 'first' },
+      { kind: 'repeat', row: 1 },
+      { kind: 'first' },
+    ]);
+    const more = await keys.claimKeys('imp4', [claim('b', 5), claim('', 6), claim('B', 7)], {
+      refuseRepeats: true,
+    });
+    expect(more).toStrictEqual([
+      { kind: 'first' },
+      { kind: 'repeat', row: 4 },
+      { kind: 'lookalike', row: 5, key: 'b' },
+    ]);
+  });
+
   it('checks no look-alike when none is given, and forgets everything on release', async () => {
     const plain = await keys.claimKeys(
       'imp3',

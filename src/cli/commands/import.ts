@@ -16,6 +16,7 @@ import {
   willWait,
   type ReportValues,
 } from '../queued-work.js';
+import { keepHeapLean } from '../lean-heap.js';
 import { withContext } from '../with-context.js';
 
 export { importExitCode } from '../exit-code.js';
@@ -66,6 +67,7 @@ export async function runImport(
   // every option and path is checked before an import is stored
   willWait(options, waitsByDefault);
   const { mapping, ...importOptions } = await checkImportArguments(file, options);
+  keepHeapLean();
   const source = file === '-' ? process.stdin : createReadStream(file);
   await withContext(async (context) => {
     let exists = false;
