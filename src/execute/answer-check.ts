@@ -27,20 +27,13 @@ export function matchAnswer(
   answer: readonly AdminRecord[],
 ): Map<PlannedOp, AdminRecord> {
   const idField = RESOURCES[resource].idField;
-  const idOf = (record: AdminRecord): string | undefined => {
-    const id = record[idField];
-    return id === undefined || id === null ? undefined : String(id);
-  };
-  const index = new Map<string, AdminRecord[]>();
-  const add = (label: string, record: AdminRecord): void => {
-    const list = index.get(label);
-    if (list) list.push(record);
-    else index.set(label, [record]);
-  };
+  // answer records by id and by key: one record each, a list only where several share one
+  const byId = new Map<string, Candidates>();
+  const byKey = new Map<string, Candidates>();
   for (const record of answer) {
-    const id = idOf(record);
-    if (id !== undefined) add(`id:${id}`, record);
-    add(`key:${matchKey(resource, record)}`, record);
+    const id = idOf(record, idField);
+    if (id !== undefined) addCandidate(byId, id, record);
+    addCandidate(byKey, matchKey(resource, record), record);
   }
   const used = new Set<AdminRecord>();
   const matches = new Map<PlannedOp, AdminRecord>();
@@ -48,20 +41,49 @@ export function matchAnswer(
     const opId = op.existingId === undefined ? undefined : String(op.existingId);
     // a delete carries only the id: its key is the one the upload named
     const key = op.action === 'delete' ? op.key : matchKey(resource, op.payload);
-    const labels = opId === undefined ? [`key:${key}`] : [`id:${opId}`, `key:${key}`];
-    for (const label of labels) {
-      const record = index.get(label)?.find((candidate) => {
-        if (used.has(candidate)) return false;
-        const id = idOf(candidate);
-        return opId === undefined || id === undefined || id === opId;
-      });
-      if (!record) continue;
-      used.add(record);
-      matches.set(op, record);
-      break;
-    }
+    const record =
+      (opId === undefined ? undefined : pick(byId.get(opId), used, idField, opId)) ??
+      pick(byKey.get(key), used, idField, opId);
+    if (!record) continue;
+    used.add(record);
+    matches.set(op, record);
   }
   return matches;
+}
+
+/** The answer records under one label: one, or several. */
+type Candidates = AdminRecord | AdminRecord[];
+
+function addCandidate(index: Map<string, Candidates>, label: string, record: AdminRecord): void {
+  const known = index.get(label);
+  if (known === undefined) index.set(label, record);
+  else if (Array.isArray(known)) known.push(record);
+  else index.set(label, [known, record]);
+}
+
+function idOf(record: AdminRecord, idField: string): string | undefined {
+  const id = record[idField];
+  return id === undefined || id === null ? undefined : String(id);
+}
+
+/**
+ * The first candidate not used yet that may confirm an op with this id: a record carrying
+ * another id never does.
+ */
+function pick(
+  candidates: Candidates | undefined,
+  used: ReadonlySet<AdminRecord>,
+  idField: string,
+  opId: string | undefined,
+): AdminRecord | undefined {
+  if (candidates === undefined) return undefined;
+  const fits = (record: AdminRecord): boolean => {
+    if (used.has(record)) return false;
+    const id = idOf(record, idField);
+    return opId === undefined || id === undefined || id === opId;
+  };
+  if (!Array.isArray(candidates)) return fits(candidates) ? candidates : undefined;
+  return candidates.find(fits);
 }
 
 /** An op its answer record confirms: succeeded, with a warning per field the server dropped. */
@@ -119,7 +141,8 @@ export function droppedFields(
 ): string[] {
   const idField = RESOURCES[resource].idField;
   const dropped: string[] = [];
-  for (const [field, value] of Object.entries(sent)) {
+  for (const field of Object.keys(sent)) {
+    const value = sent[field];
     if (field === idField || readsBackOtherwise(resource, field, value)) continue;
     collectDropped(field, value, answered, field, dropped);
   }

@@ -18,10 +18,13 @@ import { naturalKey } from './natural-key.js';
 import type { PlanContext } from './plan-context.js';
 import { planServerOnly, reactivates } from './plan-server-only.js';
 import {
+  decidedResult,
   deleteOp,
+  plannedOp,
   updateOp,
   type BatchPlan,
   type DecidedResult,
+  type OpBase,
   type Planned,
 } from './planned-op.js';
 import { resolveReferences, UnresolvedReferenceError } from './resolve-references.js';
@@ -93,15 +96,43 @@ export async function planBatch(
   return plan;
 }
 
+/** A record decided without a call, from its base and the decision. */
+function decide(
+  base: OpBase,
+  warnings: string[],
+  result: Omit<DecidedResult, 'row' | 'line' | 'key' | 'basis' | 'attempts'> &
+    Partial<Pick<DecidedResult, 'attempts'>>,
+): Planned {
+  return {
+    decided: decidedResult({
+      row: base.row,
+      line: base.line,
+      key: base.key,
+      basis: base.basis,
+      action: result.action,
+      status: result.status,
+      id: result.id,
+      errorCode: result.errorCode,
+      error: result.error,
+      field: result.field,
+      attempts: result.attempts ?? 0,
+      changed: result.changed,
+      warnings: warnings.length ? warnings : undefined,
+    }),
+  };
+}
+
 async function planRecord(staged: StagedRecord, context: PlanContext): Promise<Planned> {
   if (staged.serverOnly && context.sync) return planServerOnly(staged, context, context.sync);
   const { resource, mode, lookup } = context;
   const descriptor = RESOURCES[resource];
-  const warnings = [...(staged.warnings ?? [])];
-  const upload = { ...staged.record };
+  const warnings = staged.warnings ? [...staged.warnings] : [];
+  // the staged record is never changed: resolveReferences gives back a copy to plan with
+  let upload = staged.record;
   if (upload[descriptor.idField] !== undefined && (resource !== 'acls' || mode === 'create')) {
     // ids belong to one instance: records are matched by name, never by a carried id,
     // except an ACL update or upsert, whose id is its key
+    upload = { ...upload };
     delete upload[descriptor.idField];
     if (resource === 'acls')
       warnings.push('id ignored on create; the ACL is matched by groupId and name');
@@ -112,51 +143,40 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   // and a create found after an unanswered call is known to be this import's own
   const current = await findCurrent(resource, record, lookup);
   const basis = context.planning ? fingerprint(current) : undefined;
-  const base = { row: staged.row, line: staged.line, key, basis };
-  const decide = (result: Omit<DecidedResult, 'row' | 'line' | 'key'>): Planned => ({
-    decided: { ...base, attempts: 0, warnings: warnings.length ? warnings : undefined, ...result },
-  });
+  const base: OpBase = { row: staged.row, line: staged.line, key, basis };
   const currentId = current?.[descriptor.idField] as string | number | undefined;
   const sentBefore = context.sentBefore?.has(staged.row) === true;
   // a sync leaves some records alone even when its file names them
   const spared = context.sync ? sparedBecause(context.sync.rules, key, current) : undefined;
-  const skipSpared = (action: 'create' | 'update'): Planned =>
-    decide({ action, status: 'skipped', id: currentId, error: `in the file, but ${spared}` });
   if (context.sync && reactivates(resource, staged, current, context.sync)) {
     record.status = ACTIVE;
   }
-  // the privilege guard: a refused user change is decided here, never sent
-  const guard = (
-    action: 'create' | 'update' | 'delete',
-    existing: Record<string, unknown> | undefined,
-  ): Planned | undefined => {
-    if (resource !== 'users') return undefined;
-    const verdict = guardUserChange(action, record, existing, context.allowAdmin);
-    if (verdict.allowed) return undefined;
-    return decide({
-      action,
-      status: 'failed',
-      errorCode: 'PORTER_ADMIN_GUARD',
-      field: action === 'delete' ? undefined : 'type',
-      id: action === 'update' ? currentId : undefined,
-      error: verdict.reason,
-    });
-  };
 
   if (mode === 'delete') {
     if (!current) {
-      if (sentBefore) return decide({ action: 'delete', status: 'succeeded', attempts: 1 });
-      return decide({ action: 'delete', status: 'skipped', error: 'not found; nothing to delete' });
+      if (sentBefore)
+        return decide(base, warnings, { action: 'delete', status: 'succeeded', attempts: 1 });
+      return decide(base, warnings, {
+        action: 'delete',
+        status: 'skipped',
+        error: 'not found; nothing to delete',
+      });
     }
-    const refused = guard('delete', current);
+    const refused = guard(context, base, warnings, 'delete', record, current);
     if (refused) return refused;
     return { op: deleteOp(base, descriptor.idField, currentId, current, warnings) };
   }
 
   if (current && mode === 'create') {
-    if (sentBefore)
-      return decide({ action: 'create', status: 'succeeded', id: currentId, attempts: 1 });
-    return decide({
+    if (sentBefore) {
+      return decide(base, warnings, {
+        action: 'create',
+        status: 'succeeded',
+        id: currentId,
+        attempts: 1,
+      });
+    }
+    return decide(base, warnings, {
       action: 'create',
       status: 'failed',
       errorCode: 'ALREADY_EXISTS',
@@ -165,7 +185,7 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
     });
   }
   if (!current && (mode === 'update' || (resource === 'acls' && record.id !== undefined))) {
-    return decide({
+    return decide(base, warnings, {
       action: 'update',
       status: 'failed',
       errorCode: 'NOT_FOUND',
@@ -174,11 +194,11 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   }
 
   if (!current) {
-    const refused = guard('create', undefined);
+    const refused = guard(context, base, warnings, 'create', record, undefined);
     if (refused) return refused;
     const lookalike = context.allowLookalike ? undefined : await lookup.lookalikeOf?.(key);
     if (lookalike !== undefined) {
-      return decide({
+      return decide(base, warnings, {
         action: 'create',
         status: 'failed',
         errorCode: 'PORTER_KEY_LOOKALIKE',
@@ -186,10 +206,18 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
         error: `${key} looks like ${lookalike}, which exists on the admin server (case, width or look-alike letters); not created. Fix the key, or pass --allow-lookalike`,
       });
     }
-    if (spared) return skipSpared('create');
-    const payload = { ...record };
-    for (const field of descriptor.serviceFields) delete payload[field];
-    delete payload[descriptor.idField];
+    if (spared) {
+      return decide(base, warnings, {
+        action: 'create',
+        status: 'skipped',
+        id: currentId,
+        error: `in the file, but ${spared}`,
+      });
+    }
+    // the record is this batch's own copy (resolveReferences made it): it is the payload
+    const payload = record;
+    for (const field of descriptor.serviceFields) if (field in payload) delete payload[field];
+    if (descriptor.idField in payload) delete payload[descriptor.idField];
     const method: WriteMethod = mode === 'create' && resource !== 'acls' ? 'POST' : 'PUT';
     // a dry run shows what a create would write, field by field (mapped and computed values)
     const changes =
@@ -200,18 +228,51 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
             lookup,
           )
         : undefined;
-    return {
-      op: { ...base, action: 'create', method, payload, knownAbsent: true, warnings, changes },
-    };
+    return { op: plannedOp(base, 'create', method, payload, true, warnings, { changes }) };
   }
 
-  const refused = guard('update', current);
+  const refused = guard(context, base, warnings, 'update', record, current);
   if (refused) return refused;
   const { payload, changed, changes: merged } = mergeRecord(resource, current, record);
   if (changed.length === 0) {
-    return decide({ action: 'unchanged', status: 'succeeded', id: currentId, changed: [] });
+    return decide(base, warnings, {
+      action: 'unchanged',
+      status: 'succeeded',
+      id: currentId,
+      changed: [],
+    });
   }
-  if (spared) return skipSpared('update');
+  if (spared) {
+    return decide(base, warnings, {
+      action: 'update',
+      status: 'skipped',
+      id: currentId,
+      error: `in the file, but ${spared}`,
+    });
+  }
   const changes = context.planning === 'dry-run' ? await nameIds(resource, merged, lookup) : merged;
   return { op: updateOp(base, { payload, currentId, changed, changes, warnings }) };
+}
+
+/** The privilege guard: a refused user change is decided here, never sent. */
+function guard(
+  context: PlanContext,
+  base: OpBase,
+  warnings: string[],
+  action: 'create' | 'update' | 'delete',
+  record: Record<string, unknown>,
+  existing: Record<string, unknown> | undefined,
+): Planned | undefined {
+  if (context.resource !== 'users') return undefined;
+  const verdict = guardUserChange(action, record, existing, context.allowAdmin);
+  if (verdict.allowed) return undefined;
+  const currentId = existing?.[RESOURCES.users.idField] as string | number | undefined;
+  return decide(base, warnings, {
+    action,
+    status: 'failed',
+    errorCode: 'PORTER_ADMIN_GUARD',
+    field: action === 'delete' ? undefined : 'type',
+    id: action === 'update' ? currentId : undefined,
+    error: verdict.reason,
+  });
 }
