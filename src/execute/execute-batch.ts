@@ -68,6 +68,11 @@ export interface ExecuteContext {
   /** Records per call at most (a size the server refused with 413 lowers it). */
   maxRecordsPerCall?: number;
   /**
+   * Told, after each call of the batch (with whatever its splits, retries and reads took), the
+   * results of that call's records.
+   */
+  afterCall?: (results: DecidedResult[]) => Promise<void>;
+  /**
    * From this many records to settle at once, one bulk read of the resource instead of a read
    * per record (src/execute/settle-reads.ts); undefined: always a read per record.
    */
@@ -111,7 +116,11 @@ export async function executeOps(
   for (const method of ['DELETE', 'POST', 'PUT'] as const) {
     const group = ops.filter((op) => op.method === method);
     for (let start = 0; start < group.length && !run.paused; start += perCall) {
-      await run.send(group.slice(start, start + perCall), 1);
+      const call = group.slice(start, start + perCall);
+      await run.send(call, 1);
+      if (context.afterCall) {
+        await context.afterCall(call.flatMap((op) => run.results.get(op.row) ?? []));
+      }
     }
   }
   return {

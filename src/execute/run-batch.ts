@@ -146,7 +146,7 @@ export async function runBatch(
     counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
   };
   // asked together: one round trip (the connection pipelines what one tick sends)
-  const [info, staged, batchSize] = await Promise.all([
+  const [info, staged, loweredSize] = await Promise.all([
     store.get(ref.importId),
     store.readStaged(ref.importId, ref.start, ref.count),
     given.runtime.batchSize(ref.importId),
@@ -350,7 +350,19 @@ export async function runBatch(
     plan.decided = [...plan.decided.filter((result) => !stale.has(result.row)), ...stale.values()];
     plan.ops = plan.ops.filter((op) => !stale.has(op.row));
   }
-  await save(plan.decided);
+  // results wait for the batch's calls and go in one write with theirs, unless a failure among
+  // them may reach the failure limit: then each call's (and the early decisions') go at once, so
+  // that the limit stops the next call as it would stop the next batch
+  const limited = Boolean(info.options.maxFailures);
+  const saved = new Set<number>();
+  const saveNow = async (results: readonly DecidedResult[]): Promise<void> => {
+    const fresh = results.filter((result) => !saved.has(result.row));
+    if (!fresh.some((result) => result.status === 'failed')) return;
+    for (const result of fresh) saved.add(result.row);
+    await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, fresh);
+    await save(fresh);
+  };
+  if (limited) await saveNow(plan.decided);
 
   const rows = plan.ops.map((op) => op.row);
   const outcome = await executeOps(plan.ops, {
@@ -376,7 +388,9 @@ export async function runBatch(
       return probe && current?.kind === 'pause' ? undefined : current;
     },
     signal: deps.signal,
-    maxRecordsPerCall: batchSize,
+    // a batch job may carry several calls' worth of records (src/queue/import-queue.ts)
+    maxRecordsPerCall: Math.min(loweredSize ?? Number.POSITIVE_INFINITY, info.options.batchSize),
+    afterCall: limited ? saveNow : undefined,
     // an import that read the directory in bulk settles many records with one such read too
     bulkSettleFrom: info.lookup?.mode === 'snapshot' ? BULK_SETTLE_FROM : undefined,
   });
@@ -384,12 +398,13 @@ export async function runBatch(
     // the server refused this many records in one call: later batches send half as many
     await deps.runtime.lowerBatchSize(ref.importId, outcome.stats.tooLargeAt / 2);
   }
+  const rest = [...plan.decided, ...outcome.results].filter((result) => !saved.has(result.row));
   // what the writes replaced is kept before their results: a result never outlives its undo entry
-  await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, outcome.results);
+  await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, rest);
   Object.assign(report, outcome.stats);
   report.lookupReads = lookup.reads;
   report.paused = outcome.paused;
-  await Promise.all([save(outcome.results), deps.runtime.addCalls(ref.importId, report)]);
+  await Promise.all([save(rest), deps.runtime.addCalls(ref.importId, report)]);
   if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
     // the server answers again; failures from before now no longer count
     await deps.health.clear(ref.importId);
