@@ -17,15 +17,50 @@ export type AnswerVerdict = Pick<DecidedResult, 'status'> &
   Partial<Pick<DecidedResult, 'id' | 'errorCode' | 'error' | 'changed' | 'changes' | 'warnings'>>;
 
 /**
- * The answer record confirming each op. An op is matched by its id (updates, deletes) or its key
- * (username, group name, ACL groupId and name); a record carrying another id than the op's never
- * confirms it, and each answer record confirms at most one op. Unmatched answer records are ignored.
+ * The answer record confirming each op, by the op's place (undefined: none). An op is matched by
+ * its id (updates, deletes) or its key (username, group name, ACL groupId and name); a record
+ * carrying another id than the op's never confirms it, and each answer record confirms at most
+ * one op. Unmatched answer records are ignored.
  */
 export function matchAnswer(
   resource: ResourceName,
   ops: readonly PlannedOp[],
   answer: readonly AdminRecord[],
-): Map<PlannedOp, AdminRecord> {
+): (AdminRecord | undefined)[] {
+  return inOrder(resource, ops, answer) ?? byLabel(resource, ops, answer);
+}
+
+/**
+ * The usual answer: each record in its op's place, with its key and id. Then every op's first
+ * fitting record by id or key is the one in its place (no two ops of a call but deletes share a
+ * key), as byLabel would find; undefined otherwise.
+ */
+function inOrder(
+  resource: ResourceName,
+  ops: readonly PlannedOp[],
+  answer: readonly AdminRecord[],
+): AdminRecord[] | undefined {
+  if (answer.length !== ops.length) return undefined;
+  const idField = RESOURCES[resource].idField;
+  for (let index = 0; index < ops.length; index++) {
+    const op = ops[index]!;
+    const record = answer[index]!;
+    if (op.action === 'delete' || matchKey(resource, record) !== matchKey(resource, op.payload)) {
+      return undefined;
+    }
+    if (op.existingId !== undefined && idOf(record, idField) !== String(op.existingId)) {
+      return undefined;
+    }
+  }
+  return answer as AdminRecord[];
+}
+
+/** Any answer: its records indexed by id and key, each op taking its first fitting one. */
+function byLabel(
+  resource: ResourceName,
+  ops: readonly PlannedOp[],
+  answer: readonly AdminRecord[],
+): (AdminRecord | undefined)[] {
   const idField = RESOURCES[resource].idField;
   // answer records by id and by key: one record each, a list only where several share one
   const byId = new Map<string, Candidates>();
@@ -36,19 +71,16 @@ export function matchAnswer(
     addCandidate(byKey, matchKey(resource, record), record);
   }
   const used = new Set<AdminRecord>();
-  const matches = new Map<PlannedOp, AdminRecord>();
-  for (const op of ops) {
+  return ops.map((op) => {
     const opId = op.existingId === undefined ? undefined : String(op.existingId);
     // a delete carries only the id: its key is the one the upload named
     const key = op.action === 'delete' ? op.key : matchKey(resource, op.payload);
     const record =
       (opId === undefined ? undefined : pick(byId.get(opId), used, idField, opId)) ??
       pick(byKey.get(key), used, idField, opId);
-    if (!record) continue;
-    used.add(record);
-    matches.set(op, record);
-  }
-  return matches;
+    if (record) used.add(record);
+    return record;
+  });
 }
 
 /** The answer records under one label: one, or several. */

@@ -562,8 +562,9 @@ class BatchRun {
   private async acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): Promise<void> {
     const { resource } = this.context;
     const matches = matchAnswer(resource, ops, answer);
-    for (const op of ops) {
-      const record = matches.get(op);
+    for (let index = 0; index < ops.length; index++) {
+      const op = ops[index]!;
+      const record = matches[index];
       this.finish(
         op,
         record

@@ -94,21 +94,30 @@ export function writtenFingerprint(
   fields: readonly string[],
 ): string {
   if (record === undefined) return ABSENT;
-  // the fingerprint of the object of those fields (stableJson's text of it), written at once
   const sorted = sortedCopy(fields);
-  let json = '{';
+  // the object of those fields, its keys in sorted order: when its values are plain (text,
+  // numbers, flags, lists of them) and no key is a number, its JSON is stableJson's text of it
+  const view: Record<string, unknown> = {};
+  let plain = true;
   for (let index = 0; index < sorted.length; index++) {
     const field = sorted[index]!;
     // a field given twice is one member; `__proto__` would be no member of the object at all
     if (field === sorted[index - 1] || field === '__proto__') continue;
     const value = record[field];
     if (isEmpty(value) || readsBackOtherwise(resource, field, value)) continue;
-    const shown = Array.isArray(value) && value.every(isScalar) ? [...value].sort() : value;
-    if (json.length > 1) json += ',';
-    json += `${JSON.stringify(field)}:${stableJson(shown)}`;
+    if (Array.isArray(value) && value.every(isScalar)) {
+      view[field] = [...value].sort();
+    } else {
+      view[field] = value;
+      if (!isScalar(value)) plain = false;
+    }
+    if (DIGITS.test(field)) plain = false;
   }
-  return fingerprintOfJson(`${json}}`);
+  return fingerprintOfJson(plain ? JSON.stringify(view) : stableJson(view));
 }
+
+/** A key JSON.stringify would write before the others, whatever its place. */
+const DIGITS = /^\d+$/;
 
 /** One entry as Redis keeps it: a JSON array, the record values in the snapshot's compact form. */
 export function encodeUndoEntry(resource: ResourceName, entry: UndoEntry): string {

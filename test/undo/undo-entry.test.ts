@@ -105,5 +105,13 @@ describe('undo entries', () => {
     expect(writtenFingerprint('users', sent, fields)).toBe(
       fingerprint({ dept: { a: 2, b: 1 }, email: 'a@x', groups: [4, 7] }),
     );
+    // plain values only, and a field named by a number
+    const plain = { username: 'ada', email: 'a@x', groups: [7, 4], active: true, 12: 'x' };
+    expect(writtenFingerprint('users', plain, ['username', 'groups', 'email', 'active'])).toBe(
+      fingerprint({ active: true, email: 'a@x', groups: [4, 7], username: 'ada' }),
+    );
+    expect(writtenFingerprint('users', plain, ['username', '12'])).toBe(
+      fingerprint({ username: 'ada', 12: 'x' }),
+    );
   });
 });
