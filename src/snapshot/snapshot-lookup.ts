@@ -63,11 +63,14 @@ export class SnapshotLookup implements DirectoryView {
     const { redis, keys } = this.options;
     const pipeline = redis.pipeline();
     const mainKeys = resource === 'acls' ? [] : [...recordFields];
+    // what an earlier prefetch of this batch read is not read again
+    const unread = (cache: ReadAhead, fields: Iterable<string>): string[] =>
+      [...fields].filter((field) => !cache.has(field));
     const reads: [ReadAhead, string[]][] = [
-      [this.records, [...recordFields]],
-      [this.groupIds, [...groupNames]],
-      [this.userIds, [...userNames]],
-      [this.lookalikes, mainKeys],
+      [this.records, unread(this.records, recordFields)],
+      [this.groupIds, unread(this.groupIds, groupNames)],
+      [this.userIds, unread(this.userIds, userNames)],
+      [this.lookalikes, unread(this.lookalikes, mainKeys)],
     ];
     const hashes = [keys.records, keys.groupIds, keys.userIds, keys.lookalikes];
     reads.forEach(([, fields], index) => {
