@@ -1,4 +1,5 @@
 /** Starts the workers of one process over a porter context, and stops them gracefully. */
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { Worker } from 'bullmq';
 import { createExportWorker } from '../queue/export-worker.js';
 import { createImportWorker, SHUTDOWN_REASON } from '../queue/import-worker.js';
@@ -151,14 +152,37 @@ export function startWorkers(
   };
 }
 
+/** A heap V8 may grow to this size is one it sized by a large machine's memory. */
+const LARGE_HEAP_BYTES = 1024 ** 3;
+
+/**
+ * How far the heap grows past what the last full collection kept before the next one, in
+ * percent: V8 lets a heap that may reach gigabytes grow up to four times, and a worker then holds
+ * some 100 MiB of garbage at its peak; twice keeps it under 200 MiB for about the same CPU.
+ */
+export const WORKER_HEAP_GROWING_PERCENT = 100;
+
+/**
+ * Collects garbage sooner than V8 does for a heap sized by a large machine's memory (no
+ * `--max-old-space-size`); a ceiling the operator set is left as V8 handles it. The flag is one
+ * V8 reads at each collection. True when it was set.
+ */
+export function boundHeapGrowth(): boolean {
+  if (getHeapStatistics().heap_size_limit < LARGE_HEAP_BYTES) return false;
+  setFlagsFromString(`--heap-growing-percent=${WORKER_HEAP_GROWING_PERCENT}`);
+  return true;
+}
+
 /**
  * A worker process: start the workers (and the metrics port when one is set), then drain and
- * exit on SIGINT/SIGTERM.
+ * exit on SIGINT/SIGTERM. Its heap grows to at most twice what its last full collection kept
+ * (see boundHeapGrowth).
  */
 export async function runWorkerProcess(
   env: Env,
   options: WorkerProcessOptions = {},
 ): Promise<RunningWorkers & { metricsAddress?: string }> {
+  boundHeapGrowth();
   const metricsPort = options.metricsPort ?? env.PORTER_METRICS_PORT;
   const metrics = metricsPort === undefined ? undefined : new PrometheusMetrics();
   const context = await createPorterContext(env, { metrics });

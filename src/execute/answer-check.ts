@@ -17,51 +17,105 @@ export type AnswerVerdict = Pick<DecidedResult, 'status'> &
   Partial<Pick<DecidedResult, 'id' | 'errorCode' | 'error' | 'changed' | 'changes' | 'warnings'>>;
 
 /**
- * The answer record confirming each op. An op is matched by its id (updates, deletes) or its key
- * (username, group name, ACL groupId and name); a record carrying another id than the op's never
- * confirms it, and each answer record confirms at most one op. Unmatched answer records are ignored.
+ * The answer record confirming each op, by the op's place (undefined: none). An op is matched by
+ * its id (updates, deletes) or its key (username, group name, ACL groupId and name); a record
+ * carrying another id than the op's never confirms it, and each answer record confirms at most
+ * one op. Unmatched answer records are ignored.
  */
 export function matchAnswer(
   resource: ResourceName,
   ops: readonly PlannedOp[],
   answer: readonly AdminRecord[],
-): Map<PlannedOp, AdminRecord> {
+): (AdminRecord | undefined)[] {
+  return inOrder(resource, ops, answer) ?? byLabel(resource, ops, answer);
+}
+
+/**
+ * The usual answer: each record in its op's place, with its key and id. Then every op's first
+ * fitting record by id or key is the one in its place (no two ops of a call but deletes share a
+ * key), as byLabel would find; undefined otherwise.
+ */
+function inOrder(
+  resource: ResourceName,
+  ops: readonly PlannedOp[],
+  answer: readonly AdminRecord[],
+): AdminRecord[] | undefined {
+  if (answer.length !== ops.length) return undefined;
   const idField = RESOURCES[resource].idField;
-  const idOf = (record: AdminRecord): string | undefined => {
-    const id = record[idField];
-    return id === undefined || id === null ? undefined : String(id);
-  };
-  const index = new Map<string, AdminRecord[]>();
-  const add = (label: string, record: AdminRecord): void => {
-    const list = index.get(label);
-    if (list) list.push(record);
-    else index.set(label, [record]);
-  };
+  for (let index = 0; index < ops.length; index++) {
+    const op = ops[index]!;
+    const record = answer[index]!;
+    if (op.action === 'delete' || matchKey(resource, record) !== matchKey(resource, op.payload)) {
+      return undefined;
+    }
+    if (op.existingId !== undefined && idOf(record, idField) !== String(op.existingId)) {
+      return undefined;
+    }
+  }
+  return answer as AdminRecord[];
+}
+
+/** Any answer: its records indexed by id and key, each op taking its first fitting one. */
+function byLabel(
+  resource: ResourceName,
+  ops: readonly PlannedOp[],
+  answer: readonly AdminRecord[],
+): (AdminRecord | undefined)[] {
+  const idField = RESOURCES[resource].idField;
+  // answer records by id and by key: one record each, a list only where several share one
+  const byId = new Map<string, Candidates>();
+  const byKey = new Map<string, Candidates>();
   for (const record of answer) {
-    const id = idOf(record);
-    if (id !== undefined) add(`id:${id}`, record);
-    add(`key:${matchKey(resource, record)}`, record);
+    const id = idOf(record, idField);
+    if (id !== undefined) addCandidate(byId, id, record);
+    addCandidate(byKey, matchKey(resource, record), record);
   }
   const used = new Set<AdminRecord>();
-  const matches = new Map<PlannedOp, AdminRecord>();
-  for (const op of ops) {
+  return ops.map((op) => {
     const opId = op.existingId === undefined ? undefined : String(op.existingId);
     // a delete carries only the id: its key is the one the upload named
     const key = op.action === 'delete' ? op.key : matchKey(resource, op.payload);
-    const labels = opId === undefined ? [`key:${key}`] : [`id:${opId}`, `key:${key}`];
-    for (const label of labels) {
-      const record = index.get(label)?.find((candidate) => {
-        if (used.has(candidate)) return false;
-        const id = idOf(candidate);
-        return opId === undefined || id === undefined || id === opId;
-      });
-      if (!record) continue;
-      used.add(record);
-      matches.set(op, record);
-      break;
-    }
-  }
-  return matches;
+    const record =
+      (opId === undefined ? undefined : pick(byId.get(opId), used, idField, opId)) ??
+      pick(byKey.get(key), used, idField, opId);
+    if (record) used.add(record);
+    return record;
+  });
+}
+
+/** The answer records under one label: one, or several. */
+type Candidates = AdminRecord | AdminRecord[];
+
+function addCandidate(index: Map<string, Candidates>, label: string, record: AdminRecord): void {
+  const known = index.get(label);
+  if (known === undefined) index.set(label, record);
+  else if (Array.isArray(known)) known.push(record);
+  else index.set(label, [known, record]);
+}
+
+function idOf(record: AdminRecord, idField: string): string | undefined {
+  const id = record[idField];
+  return id === undefined || id === null ? undefined : String(id);
+}
+
+/**
+ * The first candidate not used yet that may confirm an op with this id: a record carrying
+ * another id never does.
+ */
+function pick(
+  candidates: Candidates | undefined,
+  used: ReadonlySet<AdminRecord>,
+  idField: string,
+  opId: string | undefined,
+): AdminRecord | undefined {
+  if (candidates === undefined) return undefined;
+  const fits = (record: AdminRecord): boolean => {
+    if (used.has(record)) return false;
+    const id = idOf(record, idField);
+    return opId === undefined || id === undefined || id === opId;
+  };
+  if (!Array.isArray(candidates)) return fits(candidates) ? candidates : undefined;
+  return candidates.find(fits);
 }
 
 /** An op its answer record confirms: succeeded, with a warning per field the server dropped. */
@@ -119,7 +173,8 @@ export function droppedFields(
 ): string[] {
   const idField = RESOURCES[resource].idField;
   const dropped: string[] = [];
-  for (const [field, value] of Object.entries(sent)) {
+  for (const field of Object.keys(sent)) {
+    const value = sent[field];
     if (field === idField || readsBackOtherwise(resource, field, value)) continue;
     collectDropped(field, value, answered, field, dropped);
   }

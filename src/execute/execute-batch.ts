@@ -21,10 +21,16 @@ import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { findFresh } from '../plan/find-record.js';
-import type { DecidedResult, PlannedOp } from '../plan/planned-op.js';
+import { decidedResult, type DecidedResult, type PlannedOp } from '../plan/planned-op.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
-import { confirmedResult, matchAnswer, readBackResult, unheldFields } from './answer-check.js';
+import {
+  confirmedResult,
+  matchAnswer,
+  readBackResult,
+  unheldFields,
+  type AnswerVerdict,
+} from './answer-check.js';
 import { breakerOutcome } from './circuit-breaker.js';
 import { retryDelayMs, sleep, type RetryPolicy } from './retry-policy.js';
 import { readMany } from './settle-reads.js';
@@ -61,6 +67,11 @@ export interface ExecuteContext {
   random?: () => number;
   /** Records per call at most (a size the server refused with 413 lowers it). */
   maxRecordsPerCall?: number;
+  /**
+   * Told, after each call of the batch (with whatever its splits, retries and reads took), the
+   * results of that call's records.
+   */
+  afterCall?: (results: DecidedResult[]) => Promise<void>;
   /**
    * From this many records to settle at once, one bulk read of the resource instead of a read
    * per record (src/execute/settle-reads.ts); undefined: always a read per record.
@@ -105,7 +116,11 @@ export async function executeOps(
   for (const method of ['DELETE', 'POST', 'PUT'] as const) {
     const group = ops.filter((op) => op.method === method);
     for (let start = 0; start < group.length && !run.paused; start += perCall) {
-      await run.send(group.slice(start, start + perCall), 1);
+      const call = group.slice(start, start + perCall);
+      await run.send(call, 1);
+      if (context.afterCall) {
+        await context.afterCall(call.flatMap((op) => run.results.get(op.row) ?? []));
+      }
     }
   }
   return {
@@ -447,11 +462,13 @@ class BatchRun {
   }
 
   private readsFirst(ops: PlannedOp[]): boolean {
-    return ops.some((op) => this.readsBeforeSend(op));
+    return this.uncertain.size > 0 && ops.some((op) => this.readsBeforeSend(op));
   }
 
   /** For uncertain creates and deletes, asks the server what already happened. */
   private async reconcile(ops: PlannedOp[]): Promise<PlannedOp[]> {
+    // nothing uncertain (every first run of a batch, as long as calls are answered)
+    if (this.uncertain.size === 0) return ops;
     await this.prefind(ops.filter((op) => this.readsBeforeSend(op)));
     const pending: PlannedOp[] = [];
     for (const op of ops) {
@@ -545,8 +562,9 @@ class BatchRun {
   private async acceptAnswer(ops: PlannedOp[], answer: Record<string, unknown>[]): Promise<void> {
     const { resource } = this.context;
     const matches = matchAnswer(resource, ops, answer);
-    for (const op of ops) {
-      const record = matches.get(op);
+    for (let index = 0; index < ops.length; index++) {
+      const op = ops[index]!;
+      const record = matches[index];
       this.finish(
         op,
         record
@@ -556,17 +574,23 @@ class BatchRun {
     }
   }
 
-  private finish(
-    op: PlannedOp,
-    result: Partial<DecidedResult> & Pick<DecidedResult, 'status'>,
-  ): void {
-    this.results.set(op.row, {
-      row: op.row,
-      key: op.key,
-      action: op.action,
-      attempts: this.attempts.get(op.row) ?? 0,
-      warnings: op.warnings.length > 0 ? op.warnings : undefined,
-      ...result,
-    });
+  private finish(op: PlannedOp, result: AnswerVerdict): void {
+    this.results.set(
+      op.row,
+      decidedResult({
+        row: op.row,
+        line: op.line,
+        key: op.key,
+        action: op.action,
+        status: result.status,
+        id: result.id,
+        errorCode: result.errorCode,
+        error: result.error,
+        attempts: this.attempts.get(op.row) ?? 0,
+        changed: result.changed,
+        changes: result.changes,
+        warnings: result.warnings ?? (op.warnings.length > 0 ? op.warnings : undefined),
+      }),
+    );
   }
 }

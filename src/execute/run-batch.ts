@@ -146,7 +146,7 @@ export async function runBatch(
     counts: { succeeded: 0, failed: 0, skipped: 0, unprocessed: 0, planned: 0 },
   };
   // asked together: one round trip (the connection pipelines what one tick sends)
-  const [info, staged, batchSize] = await Promise.all([
+  const [info, staged, loweredSize] = await Promise.all([
     store.get(ref.importId),
     store.readStaged(ref.importId, ref.start, ref.count),
     given.runtime.batchSize(ref.importId),
@@ -168,10 +168,19 @@ export async function runBatch(
     });
     return report;
   }
+  // the state read with the staged records decides: one round trip fewer per batch
+  const decision = decisionOf(info);
+  // a paused import lets one batch per cool-down probe the server; the others wait
+  const probe = decision?.kind === 'pause';
+  const { lookup, view } = lookupsOf(ref, info, deps, probe);
   const stagedRows = staged.map((record) => record.row);
   const [missingRows, sentRows] = await Promise.all([
     store.missingRows(ref.importId, stagedRows),
     deps.journal.sentAmong(ref.importId, stagedRows),
+    // what planning will read, in the same round trip (the batch's rows done already as well)
+    decision?.kind !== 'stop' && info.undoOf === undefined
+      ? view.prefetch?.(staged.map((record) => record.record))
+      : undefined,
   ]);
   const missing = new Set(missingRows);
   const todo = staged.filter((record) => missing.has(record.row));
@@ -204,8 +213,6 @@ export async function runBatch(
     }
   };
 
-  // the state read with the staged records decides: one round trip fewer per batch
-  const decision = decisionOf(info);
   if (decision?.kind === 'stop') {
     await save(
       todo.map((record) => ({
@@ -218,8 +225,6 @@ export async function runBatch(
     );
     return report;
   }
-  // a paused import lets one batch per cool-down probe the server; the others wait
-  const probe = decision?.kind === 'pause';
   if (probe && !(await deps.health.takeProbe(ref.importId, deps.breaker.cooldownMs))) {
     report.paused = true;
     return report;
@@ -228,61 +233,18 @@ export async function runBatch(
     await store.transition(ref.importId, ['queued'], 'running');
   }
 
-  const onCallOutcome = async (failed: boolean, startedAt = Date.now()): Promise<void> => {
-    // a resume after this read (porter resume, a probe answered) outranks what the read shows
-    const readAt = Date.now();
-    const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
-    const why = failed ? breakerTrips(deps.breaker, window) : undefined;
-    // the first probe comes after a whole cool-down, not from the next batch picked up
-    if (why && (await store.pause(ref.importId, why, readAt))) {
-      deps.metrics?.breakerPaused(info.options.resource);
-      await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
-    }
-  };
+  const onCallOutcome = (failed: boolean, startedAt?: number): Promise<void> =>
+    callOutcome(ref, info, deps, failed, startedAt);
   const { resource, mode, allowAdmin } = info.options;
   // a held sync plans only, as a dry run does: nothing is written until it is approved
   const dryRun = info.options.dryRun === true || info.sync?.held === true;
   const syncOptions = mode === 'sync' ? info.options.sync : undefined;
-  // read record by record, a create is compared with the look-alikes the preparation's scan of
-  // every server key found
-  const lookalikes = deps.directory;
-  const lookup = new RecordLookup({
-    lookalikeOf:
-      info.lookup?.mode === 'each' && lookalikes && checksLookalikes(info.options)
-        ? async (key) =>
-            (await lookalikes.redis.hget(
-              snapshotKeys(lookalikes.prefix, ref.importId).lookalikes,
-              key,
-            )) ?? undefined
-        : undefined,
-    client: deps.client,
-    retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
-    signal: deps.signal,
-    onRateLimited: deps.onRateLimited,
-    onOutcome: async (failed, startedAt) => {
-      await onCallOutcome(failed, startedAt);
-      // reads of a batch stop as soon as the breaker paused the import (a probe reads on)
-      if (failed && !probe && (await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
-        throw new ImportPausedSignal();
-      }
-    },
-  });
   // rows an earlier run of this batch sent (it crashed, or its job was retried)
   const sentBefore = new Set(sentRows.filter((row) => missing.has(row)));
   // a retry: records the import it retries had sent (and may have applied) count as sent too
   if (info.retryOf !== undefined) {
     for (const row of await sentByParent(deps.journal, info.retryOf, todo)) sentBefore.add(row);
   }
-  // planning reads the snapshot when the import took one; settling what a call did asks the server
-  const view: DirectoryView =
-    info.lookup?.mode === 'snapshot' && deps.directory
-      ? new SnapshotLookup({
-          redis: deps.directory.redis,
-          keys: snapshotKeys(deps.directory.prefix, ref.importId),
-          resource,
-          server: lookup,
-        })
-      : lookup;
   let plan: Awaited<ReturnType<typeof planBatch>>;
   const planning = dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined;
   try {
@@ -350,7 +312,19 @@ export async function runBatch(
     plan.decided = [...plan.decided.filter((result) => !stale.has(result.row)), ...stale.values()];
     plan.ops = plan.ops.filter((op) => !stale.has(op.row));
   }
-  await save(plan.decided);
+  // results wait for the batch's calls and go in one write with theirs, unless a failure among
+  // them may reach the failure limit: then each call's (and the early decisions') go at once, so
+  // that the limit stops the next call as it would stop the next batch
+  const limited = Boolean(info.options.maxFailures);
+  const saved = new Set<number>();
+  const saveNow = async (results: readonly DecidedResult[]): Promise<void> => {
+    const fresh = results.filter((result) => !saved.has(result.row));
+    if (!fresh.some((result) => result.status === 'failed')) return;
+    for (const result of fresh) saved.add(result.row);
+    await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, fresh);
+    await save(fresh);
+  };
+  if (limited) await saveNow(plan.decided);
 
   const rows = plan.ops.map((op) => op.row);
   const outcome = await executeOps(plan.ops, {
@@ -376,7 +350,9 @@ export async function runBatch(
       return probe && current?.kind === 'pause' ? undefined : current;
     },
     signal: deps.signal,
-    maxRecordsPerCall: batchSize,
+    // a batch job may carry several calls' worth of records (src/queue/import-queue.ts)
+    maxRecordsPerCall: Math.min(loweredSize ?? Number.POSITIVE_INFINITY, info.options.batchSize),
+    afterCall: limited ? saveNow : undefined,
     // an import that read the directory in bulk settles many records with one such read too
     bulkSettleFrom: info.lookup?.mode === 'snapshot' ? BULK_SETTLE_FROM : undefined,
   });
@@ -384,18 +360,91 @@ export async function runBatch(
     // the server refused this many records in one call: later batches send half as many
     await deps.runtime.lowerBatchSize(ref.importId, outcome.stats.tooLargeAt / 2);
   }
+  const rest = [...plan.decided, ...outcome.results].filter((result) => !saved.has(result.row));
   // what the writes replaced is kept before their results: a result never outlives its undo entry
-  await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, outcome.results);
+  await keepUndoEntries(deps.undo, ref.importId, resource, plan.ops, rest);
   Object.assign(report, outcome.stats);
   report.lookupReads = lookup.reads;
   report.paused = outcome.paused;
-  await Promise.all([save(outcome.results), deps.runtime.addCalls(ref.importId, report)]);
+  await Promise.all([save(rest), deps.runtime.addCalls(ref.importId, report)]);
   if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
     // the server answers again; failures from before now no longer count
     await deps.health.clear(ref.importId);
     if (await store.transition(ref.importId, ['paused'], 'running')) report.resumedImport = true;
   }
   return report;
+}
+
+/**
+ * Tells the breaker a call's outcome; when it trips, pauses the import and holds the probes for
+ * a cool-down.
+ */
+async function callOutcome(
+  ref: BatchRef,
+  info: ImportInfo,
+  deps: BatchDeps,
+  failed: boolean,
+  startedAt = Date.now(),
+): Promise<void> {
+  const { store } = deps;
+  // a resume after this read (porter resume, a probe answered) outranks what the read shows
+  const readAt = Date.now();
+  const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
+  const why = failed ? breakerTrips(deps.breaker, window) : undefined;
+  // the first probe comes after a whole cool-down, not from the next batch picked up
+  if (why && (await store.pause(ref.importId, why, readAt))) {
+    deps.metrics?.breakerPaused(info.options.resource);
+    await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
+  }
+}
+
+/**
+ * The batch's reads of the server (`lookup`), and what planning reads (`view`): the snapshot when
+ * the import took one, else the server too.
+ */
+function lookupsOf(
+  ref: BatchRef,
+  info: ImportInfo,
+  deps: BatchDeps,
+  probe: boolean,
+): { lookup: RecordLookup; view: DirectoryView } {
+  const { store } = deps;
+  const { resource } = info.options;
+  // read record by record, a create is compared with the look-alikes the preparation's scan of
+  // every server key found
+  const lookalikes = deps.directory;
+  const lookup = new RecordLookup({
+    lookalikeOf:
+      info.lookup?.mode === 'each' && lookalikes && checksLookalikes(info.options)
+        ? async (key) =>
+            (await lookalikes.redis.hget(
+              snapshotKeys(lookalikes.prefix, ref.importId).lookalikes,
+              key,
+            )) ?? undefined
+        : undefined,
+    client: deps.client,
+    retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
+    signal: deps.signal,
+    onRateLimited: deps.onRateLimited,
+    onOutcome: async (failed, startedAt) => {
+      await callOutcome(ref, info, deps, failed, startedAt);
+      // reads of a batch stop as soon as the breaker paused the import (a probe reads on)
+      if (failed && !probe && (await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
+        throw new ImportPausedSignal();
+      }
+    },
+  });
+  // planning reads the snapshot when the import took one; settling what a call did asks the server
+  const view: DirectoryView =
+    info.lookup?.mode === 'snapshot' && deps.directory
+      ? new SnapshotLookup({
+          redis: deps.directory.redis,
+          keys: snapshotKeys(deps.directory.prefix, ref.importId),
+          resource,
+          server: lookup,
+        })
+      : lookup;
+  return { lookup, view };
 }
 
 /** A dry run's results: every op as `planned`, and a record equal already as `planned` unchanged. */

@@ -21,6 +21,24 @@ export interface DirectoryView {
   lookalikeOf?(key: string): Promise<string | undefined>;
   /** Reads ahead, in one round trip, what planning these records will ask for. */
   prefetch?(records: readonly Record<string, unknown>[]): Promise<void>;
+  /** What was read ahead, answered at once; undefined when nothing is. */
+  readAhead?(): ReadAheadView;
   /** Calls made to the admin server, for the batch's statistics. */
   readonly reads: number;
+}
+
+/** A view's answer at once: the record, undefined when there is none, NOT_READ when it must ask. */
+export const NOT_READ: unique symbol = Symbol('not read ahead');
+export type ReadAhead<T> = T | undefined | typeof NOT_READ;
+
+/**
+ * What a view read ahead (a snapshot's records and indexes for a batch), without waiting: a
+ * record all of whose lookups it answers is planned without a promise.
+ */
+export interface ReadAheadView {
+  user(username: string): ReadAhead<UserRecord>;
+  group(name: string): ReadAhead<GroupRecord>;
+  groupById(id: number): ReadAhead<GroupRecord>;
+  userById(userId: number): ReadAhead<UserRecord>;
+  lookalikeOf(key: string): ReadAhead<string>;
 }

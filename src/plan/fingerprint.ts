@@ -10,11 +10,17 @@ export const ABSENT = 'absent';
 /** The same for the same JSON values, whatever the order of object keys. */
 export function fingerprint(record: Record<string, unknown> | undefined): string {
   if (record === undefined) return ABSENT;
-  // one-shot: a fingerprint is taken per record written, and a Hash object costs twice as much
-  return hash('sha256', stableJson(record), 'base64url').slice(0, 16);
+  return fingerprintOfJson(stableJson(record));
 }
 
-function stableJson(value: unknown): string {
+/** The fingerprint of a record already written as stableJson writes it. */
+export function fingerprintOfJson(json: string): string {
+  // one-shot: a fingerprint is taken per record written, and a Hash object costs twice as much
+  return hash('sha256', json, 'base64url').slice(0, 16);
+}
+
+/** JSON with every object's keys in sorted order, and without undefined members. */
+export function stableJson(value: unknown): string {
   if (Array.isArray(value)) {
     let text = '[';
     for (let index = 0; index < value.length; index++) {

@@ -11,7 +11,7 @@ import { fingerprint } from './fingerprint.js';
 import { mergeRecord } from './merge.js';
 import { naturalKey } from './natural-key.js';
 import type { PlanContext, SyncPlanContext } from './plan-context.js';
-import { deleteOp, type Planned } from './planned-op.js';
+import { decidedResult, deleteOp, plannedOp, type Planned } from './planned-op.js';
 
 /** Plans a server record the file leaves out. */
 export async function planServerOnly(
@@ -25,22 +25,32 @@ export async function planServerOnly(
   const current = await findCurrent(resource, staged.record, lookup);
   const basis = context.planning ? fingerprint(current) : undefined;
   const action = sync.rules.missing === 'delete' ? 'delete' : 'lock';
-  const base = { row: staged.row, key, basis, attempts: 0 };
+  const base = { row: staged.row, key, basis };
   if (!current) {
     return {
-      decided: {
+      decided: decidedResult({
         ...base,
         action,
         status: 'skipped',
+        attempts: 0,
         error: 'not in the file, and no longer on the server; nothing to do',
-      },
+      }),
     };
   }
   const currentId = current[descriptor.idField] as string | number | undefined;
   const decision = decideMissing(sync.rules, key, current, staged.serverOnly?.lookalikeOf);
   if (decision.kind === 'spared') {
     return {
-      decided: { ...base, action, status: 'skipped', id: currentId, error: decision.reason },
+      decided: decidedResult({
+        row: base.row,
+        key,
+        basis,
+        action,
+        status: 'skipped',
+        attempts: 0,
+        id: currentId,
+        error: decision.reason,
+      }),
     };
   }
   if (decision.kind === 'delete') {
@@ -51,17 +61,11 @@ export async function planServerOnly(
     status: LOCKED,
   });
   return {
-    op: {
-      ...base,
-      action: 'lock',
-      method: 'PUT',
-      payload,
+    op: plannedOp(base, 'lock', 'PUT', payload, false, [], {
       existingId: currentId,
-      knownAbsent: false,
       changed,
       changes,
-      warnings: [],
-    },
+    }),
   };
 }
 

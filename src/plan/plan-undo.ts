@@ -17,7 +17,9 @@ import type { DirectoryView } from './directory-view.js';
 import { fingerprint } from './fingerprint.js';
 import { mergeRecord } from './merge.js';
 import {
+  decidedResult,
   deleteOp,
+  plannedOp,
   updateOp,
   type BatchPlan,
   type DecidedResult,
@@ -96,7 +98,17 @@ async function planUndoRecord(
   const decide = (
     action: RecordAction,
     result: Omit<DecidedResult, 'row' | 'line' | 'key' | 'action'>,
-  ): Planned => ({ decided: { ...base, action, attempts: 0, ...result } });
+  ): Planned => ({
+    decided: decidedResult({
+      row: base.row,
+      line: base.line,
+      key: base.key,
+      basis: base.basis,
+      action,
+      attempts: 0,
+      ...result,
+    }),
+  });
   const stale = (action: RecordAction, why: string): Planned =>
     decide(action, {
       status: 'failed',
@@ -156,7 +168,7 @@ async function planUndoRecord(
     const refused = guard('create', payload);
     if (refused) return refused;
     const method: WriteMethod = resource === 'acls' ? 'PUT' : 'POST';
-    return { op: { ...base, action: 'create', method, payload, knownAbsent: true, warnings: [] } };
+    return { op: plannedOp(base, 'create', method, payload, true, []) };
   }
 
   if (!current) {

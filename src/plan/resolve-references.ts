@@ -4,7 +4,7 @@
  */
 import type { ResourceName } from '../admin/resources.js';
 import type { ErrorCode } from '../errors/codes.js';
-import type { DirectoryView } from './directory-view.js';
+import { NOT_READ, type DirectoryView, type ReadAheadView } from './directory-view.js';
 import {
   decideReference,
   referenceLookups,
@@ -88,7 +88,18 @@ async function resolveOne(
   // a bare number is read by id only when a record has it as its name: then it may be both
   const byId =
     byName !== undefined && wanted.id !== undefined ? await find.byId(wanted.id) : undefined;
-  const decision = decideReference(find.kind, reference, byName, byId);
+  return referenceId(field, find.kind, reference, byName, byId);
+}
+
+/** The id a reference decides on, from what was found; throws when it decides on none. */
+function referenceId(
+  field: string,
+  kind: ReferenceKind,
+  reference: string | number,
+  byName: FoundRecord | undefined,
+  byId: FoundRecord | undefined,
+): number {
+  const decision = decideReference(kind, reference, byName, byId);
   if (decision.kind === 'resolved') return decision.id;
   throw new UnresolvedReferenceError(
     field,
@@ -104,4 +115,64 @@ async function resolveList(field: string, items: unknown[], find: Finder): Promi
     ids.push(await resolveOne(field, isReference(item) ? item : String(item), find));
   }
   return [...new Set(ids)];
+}
+
+/**
+ * resolveReferences from what a view read ahead: the record with every reference an id, or
+ * NOT_READ when a reference needs a lookup the view did not make (then resolveReferences asks).
+ */
+export function resolveReferencesNow(
+  resource: ResourceName,
+  record: Record<string, unknown>,
+  view: ReadAheadView,
+): Record<string, unknown> | typeof NOT_READ {
+  const resolved = { ...record };
+  if (resource === 'users' && Array.isArray(record.groups)) {
+    const ids = resolveListNow('groups', record.groups, 'group', view);
+    if (ids === NOT_READ) return NOT_READ;
+    resolved.groups = ids;
+  }
+  if (resource === 'groups' && Array.isArray(record.users)) {
+    const ids = resolveListNow('users', record.users, 'user', view);
+    if (ids === NOT_READ) return NOT_READ;
+    resolved.users = ids;
+  }
+  if (resource === 'acls' && isReference(record.groupId)) return NOT_READ;
+  return resolved;
+}
+
+function resolveListNow(
+  field: string,
+  items: unknown[],
+  kind: ReferenceKind,
+  view: ReadAheadView,
+): number[] | typeof NOT_READ {
+  const ids: number[] = [];
+  for (const item of items) {
+    const reference = isReference(item) ? item : String(item);
+    const wanted = referenceLookups(reference);
+    const byName = wanted.name === undefined ? undefined : foundNow(kind, view, wanted.name);
+    if (byName === NOT_READ) return NOT_READ;
+    const byId =
+      byName !== undefined && wanted.id !== undefined ? foundNow(kind, view, wanted.id) : undefined;
+    if (byId === NOT_READ) return NOT_READ;
+    ids.push(referenceId(field, kind, reference, byName, byId));
+  }
+  return [...new Set(ids)];
+}
+
+/** The group or user a view read ahead, by name or id, as a reference finds it. */
+function foundNow(
+  kind: ReferenceKind,
+  view: ReadAheadView,
+  wanted: string | number,
+): FoundRecord | undefined | typeof NOT_READ {
+  if (kind === 'group') {
+    const group = typeof wanted === 'number' ? view.groupById(wanted) : view.group(wanted);
+    if (group === NOT_READ) return NOT_READ;
+    return group?.id === undefined ? undefined : { id: group.id, name: group.name ?? '' };
+  }
+  const user = typeof wanted === 'number' ? view.userById(wanted) : view.user(wanted);
+  if (user === NOT_READ) return NOT_READ;
+  return user?.userId === undefined ? undefined : { id: user.userId, name: user.username ?? '' };
 }

@@ -1,4 +1,7 @@
-/** The BullMQ queue of import batches: one job per batch, named by import and batch index. */
+/**
+ * The BullMQ queue of import batches: one job per batch (one or several calls' worth of records),
+ * named by import and batch index.
+ */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { BatchRef } from '../execute/run-batch.js';
 import { queuePrefix } from '../redis/key-tags.js';
@@ -57,14 +60,36 @@ export function batchJobId(importId: string, batchIndex: number): string {
   return `${importId}-b${batchIndex}`;
 }
 
-/** Splits `stagedCount` staged records into batch refs of `batchSize`. */
+/** Calls' worth of records (`batchSize` each) one batch job carries at most. */
+export const CALLS_PER_JOB = 4;
+
+/**
+ * Jobs an import keeps at least before a job carries more than one call's worth: the jobs of a
+ * small import stay many, so they spread over every call in flight and every worker.
+ */
+export const JOBS_BEFORE_LARGER = 200;
+
+/**
+ * Records one batch job carries: `batchSize` (one call's worth), or several calls' worth for a
+ * large import. What BullMQ, the batch's reads and its result writes cost per job is then paid
+ * once for several calls (its calls still carry `batchSize` records each, one after the other).
+ * A pure function of the two counts: every process finds the same jobs for the same import.
+ */
+export function recordsPerJob(stagedCount: number, batchSize: number): number {
+  const calls = Math.ceil(stagedCount / batchSize);
+  const perJob = Math.floor(calls / JOBS_BEFORE_LARGER);
+  return batchSize * Math.max(1, Math.min(CALLS_PER_JOB, perJob));
+}
+
+/** Splits `stagedCount` staged records into batch refs of recordsPerJob records. */
 export function* batchRefs(
   importId: string,
   stagedCount: number,
   batchSize: number,
 ): Generator<BatchRef> {
-  for (let batchIndex = 0, start = 0; start < stagedCount; batchIndex++, start += batchSize) {
-    yield { importId, batchIndex, start, count: Math.min(batchSize, stagedCount - start) };
+  const size = recordsPerJob(stagedCount, batchSize);
+  for (let batchIndex = 0, start = 0; start < stagedCount; batchIndex++, start += size) {
+    yield { importId, batchIndex, start, count: Math.min(size, stagedCount - start) };
   }
 }
 

@@ -2,7 +2,13 @@
 import type { Queue } from 'bullmq';
 import { abandonBatch } from '../execute/abandon-batch.js';
 import type { BatchDeps, BatchRef, BatchStore } from '../execute/run-batch.js';
-import { batchJobId, batchRefs, prepareJobId, type ImportJobData } from './import-queue.js';
+import {
+  batchJobId,
+  batchRefs,
+  isPrepareJob,
+  prepareJobId,
+  type ImportJobData,
+} from './import-queue.js';
 
 /**
  * Removes every waiting or delayed batch job of the import and gives its rows an `unprocessed`
@@ -42,7 +48,9 @@ export async function dropPendingBatches(
     } catch {
       continue;
     }
-    await abandonBatch(ref, reason, deps);
+    // the rows the job itself carries: those of `ref`, unless another version of porter cut
+    // the import into jobs of another size
+    await abandonBatch(isPrepareJob(job.data) ? ref : job.data, reason, deps);
     dropped++;
   }
   return dropped;

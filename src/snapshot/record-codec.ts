@@ -11,8 +11,15 @@ const FIELD_ORDER: { readonly [R in ResourceName]: readonly string[] } = {
   acls: Object.keys(RESOURCES.acls.fields),
 };
 
+const KNOWN: { readonly [R in ResourceName]: ReadonlySet<string> } = {
+  users: new Set(FIELD_ORDER.users),
+  groups: new Set(FIELD_ORDER.groups),
+  acls: new Set(FIELD_ORDER.acls),
+};
+
 export function encodeCompact(resource: ResourceName, record: Record<string, unknown>): string {
   const order = FIELD_ORDER[resource];
+  const known = KNOWN[resource];
   const values: unknown[] = [0];
   let mask = 0;
   for (let index = 0; index < order.length; index++) {
@@ -24,7 +31,7 @@ export function encodeCompact(resource: ResourceName, record: Record<string, unk
   values[0] = mask;
   let extra: Record<string, unknown> | undefined;
   for (const field of Object.keys(record)) {
-    if (order.includes(field) || record[field] === undefined) continue;
+    if (known.has(field) || record[field] === undefined) continue;
     extra ??= {};
     extra[field] = record[field];
   }

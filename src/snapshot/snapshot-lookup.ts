@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { ResourceName } from '../admin/resources.js';
 import type { AclRecord, GroupRecord, UserRecord } from '../admin/schemas.js';
-import type { DirectoryView } from '../plan/directory-view.js';
+import { NOT_READ, type DirectoryView, type ReadAheadView } from '../plan/directory-view.js';
 import { decodeCompact } from './record-codec.js';
 import { aclIdField, aclNameField, type SnapshotKeys } from './snapshot-keys.js';
 
@@ -63,11 +63,14 @@ export class SnapshotLookup implements DirectoryView {
     const { redis, keys } = this.options;
     const pipeline = redis.pipeline();
     const mainKeys = resource === 'acls' ? [] : [...recordFields];
+    // what an earlier prefetch of this batch read is not read again
+    const unread = (cache: ReadAhead, fields: Iterable<string>): string[] =>
+      [...fields].filter((field) => !cache.has(field));
     const reads: [ReadAhead, string[]][] = [
-      [this.records, [...recordFields]],
-      [this.groupIds, [...groupNames]],
-      [this.userIds, [...userNames]],
-      [this.lookalikes, mainKeys],
+      [this.records, unread(this.records, recordFields)],
+      [this.groupIds, unread(this.groupIds, groupNames)],
+      [this.userIds, unread(this.userIds, userNames)],
+      [this.lookalikes, unread(this.lookalikes, mainKeys)],
     ];
     const hashes = [keys.records, keys.groupIds, keys.userIds, keys.lookalikes];
     reads.forEach(([, fields], index) => {
@@ -82,6 +85,47 @@ export class SnapshotLookup implements DirectoryView {
       if (error) throw error;
       fields.forEach((field, index) => target.set(field, (values as (string | null)[])[index]!));
     }
+  }
+
+  readAhead(): ReadAheadView {
+    const { resource } = this.options;
+    const known = (cache: ReadAhead, field: string): string | null | typeof NOT_READ => {
+      const value = cache.get(field);
+      return value === undefined ? NOT_READ : value;
+    };
+    // a name the snapshot does not hold is asked of the server (lateReference), unless a number
+    const late = (name: string): undefined | typeof NOT_READ =>
+      /^\d+$/.test(name) ? undefined : NOT_READ;
+    const record = <T>(field: string): T | undefined | typeof NOT_READ => {
+      const text = known(this.records, field);
+      if (text === NOT_READ || text === null) return text === null ? undefined : NOT_READ;
+      return decodeCompact(resource, text) as T;
+    };
+    return {
+      user: (username) => {
+        if (resource === 'users') return record<UserRecord>(username);
+        const id = known(this.userIds, username);
+        if (id === NOT_READ) return NOT_READ;
+        return id === null ? late(username) : { userId: Number(id), username };
+      },
+      group: (name) => {
+        if (resource === 'groups') return record<GroupRecord>(name);
+        const id = known(this.groupIds, name);
+        if (id === NOT_READ) return NOT_READ;
+        return id === null ? late(name) : { id: Number(id), name };
+      },
+      groupById: (id) => {
+        const name = known(this.groupNames, String(id));
+        // one the snapshot does not hold is asked of the server
+        return name === NOT_READ || name === null ? NOT_READ : { id, name };
+      },
+      // user names by id are not read ahead
+      userById: () => NOT_READ,
+      lookalikeOf: (key) => {
+        const lookalike = known(this.lookalikes, key);
+        return lookalike === null ? undefined : lookalike;
+      },
+    };
   }
 
   async user(username: string): Promise<UserRecord | undefined> {

@@ -34,6 +34,19 @@ describe('SendJournal', () => {
     expect(ttl).toBeLessThanOrEqual(60);
   });
 
+  it('marks stretches of rows, rows given twice, out of order or far apart', async () => {
+    const rows = [...Array.from({ length: 70 }, (_, index) => 2 + index), 40, 40, 9, 100_000];
+    await journal.markSent('imp_runs', rows);
+    const key = `${prefix}:import:{imp_runs}:sent-rows`;
+    expect(await redis.bitcount(key)).toBe(71);
+    for (const row of [1, 2, 71, 72, 100_000]) {
+      expect(await redis.getbit(key, row)).toBe(rows.includes(row) ? 1 : 0);
+    }
+    const asked = [1, 72, 71, 2, 99_999, 100_000, 4_000_000];
+    expect(await journal.sentAmong('imp_runs', asked)).toEqual([71, 2, 100_000]);
+    await redis.del(key);
+  });
+
   it('knows nothing of another import', async () => {
     expect(await journal.sentAmong('imp_b', [1, 2, 3])).toEqual([]);
   });

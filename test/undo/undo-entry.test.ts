@@ -3,6 +3,7 @@
  * read back exactly, and fingerprinted the way the server reads fields back.
  */
 import { describe, expect, it } from 'vitest';
+import { fingerprint } from '../../src/plan/fingerprint.js';
 import type { PlannedOp } from '../../src/plan/planned-op.js';
 import {
   decodeUndoEntry,
@@ -94,6 +95,23 @@ describe('undo entries', () => {
     // a field outside the ones written does not count
     expect(writtenFingerprint('users', sent, fields)).toBe(
       writtenFingerprint('users', { ...sent, dept: 'Ops' }, fields),
+    );
+  });
+
+  it('is the fingerprint of the object of those fields, as entries kept before compare', () => {
+    const sent = { email: 'a@x', groups: [7, 4], position: 'Boss', city: '', dept: { b: 1, a: 2 } };
+    // in any order, a field named twice, a field not sent
+    const fields = ['groups', 'dept', 'email', 'position', 'city', 'email', 'phone'];
+    expect(writtenFingerprint('users', sent, fields)).toBe(
+      fingerprint({ dept: { a: 2, b: 1 }, email: 'a@x', groups: [4, 7] }),
+    );
+    // plain values only, and a field named by a number
+    const plain = { username: 'ada', email: 'a@x', groups: [7, 4], active: true, 12: 'x' };
+    expect(writtenFingerprint('users', plain, ['username', 'groups', 'email', 'active'])).toBe(
+      fingerprint({ active: true, email: 'a@x', groups: [4, 7], username: 'ada' }),
+    );
+    expect(writtenFingerprint('users', plain, ['username', '12'])).toBe(
+      fingerprint({ username: 'ada', 12: 'x' }),
     );
   });
 });
