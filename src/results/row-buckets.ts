@@ -8,7 +8,7 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Redis } from 'ioredis';
-import { defineScript } from '../util/redis-commands.js';
+import { defineScript, type ScriptCommand } from '../util/redis-commands.js';
 
 /** Rows per bucket. Written into Redis: changing it needs a migration of stored imports. */
 export const BUCKET_ROWS = 64;
@@ -111,12 +111,15 @@ if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return 1
 `;
 
-/** Lua: replaces a plain bucket by its compacted form, if it still holds what was compacted. */
+/**
+ * Lua: replaces a plain bucket by its compacted form, if it still holds what was compacted:
+ * entries are only ever appended, so an unchanged length is unchanged text.
+ */
 const COMPACT = `
 local done = 0
 for i = 1, #ARGV, 3 do
   local plain = 'b' .. ARGV[i]
-  if redis.call('HGET', KEYS[1], plain) == ARGV[i + 1] then
+  if redis.call('HSTRLEN', KEYS[1], plain) == tonumber(ARGV[i + 1]) then
     redis.call('HSET', KEYS[1], 'z' .. ARGV[i], ARGV[i + 2])
     redis.call('HDEL', KEYS[1], plain)
     done = done + 1
@@ -124,6 +127,18 @@ for i = 1, #ARGV, 3 do
 end
 return done
 `;
+
+const SCRIPTS = { append: APPEND, compact: COMPACT } as const;
+const defined = new WeakMap<Redis, Map<keyof typeof SCRIPTS, ScriptCommand>>();
+
+/** A script of this file as a function, made once per connection. */
+function scriptOn(redis: Redis, name: keyof typeof SCRIPTS): ScriptCommand {
+  let scripts = defined.get(redis);
+  if (!scripts) defined.set(redis, (scripts = new Map()));
+  let command = scripts.get(name);
+  if (!command) scripts.set(name, (command = defineScript(redis, { keys: 1, lua: SCRIPTS[name] })));
+  return command;
+}
 
 /** Appends entries (row → value) to their buckets in one script; `ttlSeconds` 0 keeps the TTL. */
 export async function appendEntries(
@@ -134,7 +149,7 @@ export async function appendEntries(
 ): Promise<void> {
   const args: (string | number)[] = [key, ttlSeconds];
   for (const [bucket, text] of groupEntries(entries)) args.push(bucket, text);
-  if (args.length > 2) await defineScript(redis, { keys: 1, lua: APPEND })(...args);
+  if (args.length > 2) await scriptOn(redis, 'append')(...args);
 }
 
 /** Buckets compacted per round trip. */
@@ -149,7 +164,7 @@ export async function compactFields(
   key: string,
   buckets: readonly number[],
 ): Promise<number> {
-  const compact = defineScript(redis, { keys: 1, lua: COMPACT });
+  const compact = scriptOn(redis, 'compact');
   let compacted = 0;
   for (let start = 0; start < buckets.length; start += COMPACT_CHUNK) {
     const part = buckets.slice(start, start + COMPACT_CHUNK);
@@ -157,7 +172,7 @@ export async function compactFields(
     const args: (string | number | Buffer)[] = [key];
     part.forEach((bucket, index) => {
       const text = texts[index];
-      if (text) args.push(bucket, text, deflateRawSync(text));
+      if (text) args.push(bucket, text.length, deflateRawSync(text));
     });
     if (args.length > 1) compacted += Number(await compact(...args));
   }
