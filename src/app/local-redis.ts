@@ -3,26 +3,14 @@
  * Redis answers, a bench one of its own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { assertRedisAnswers } from '../util/redis.js';
+import { freePort } from '../util/free-port.js';
 
 export interface LocalRedis {
   url: string;
   /** The redis-server process, for a bench reading what it costs. */
   pid: number | undefined;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts redis-server from PATH, or returns undefined when there is none. */

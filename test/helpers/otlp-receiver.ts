@@ -6,6 +6,8 @@
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { loadEnv } from '../../src/config/env.js';
+import { startTracing } from '../../src/observability/tracing.js';
 
 export interface ReceivedSpan {
   traceId: string;
@@ -117,4 +119,24 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A receiver, and tracing in this process sending to it in the JSON protocol (the first start
+ * wins in a process); `warnings` collects what tracing warns of.
+ */
+export async function startTracingToReceiver(
+  env: Record<string, string> = {},
+): Promise<{ otlp: OtlpReceiver; warnings: string[] }> {
+  const otlp = await startOtlpReceiver();
+  const warnings: string[] = [];
+  await startTracing(
+    loadEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      ...env,
+    }),
+    { warn: (message) => warnings.push(message) },
+  );
+  return { otlp, warnings };
 }

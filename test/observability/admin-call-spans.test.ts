@@ -5,15 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminHttpError } from '../../src/admin/errors.js';
-import { loadEnv } from '../../src/config/env.js';
-import {
-  flushTracing,
-  startTracing,
-  tracingOn,
-  withSpan,
-  withWork,
-} from '../../src/observability/tracing.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { flushTracing, tracingOn, withSpan, withWork } from '../../src/observability/tracing.js';
+import { startTracingToReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.js';
 
 const USER = 'porter';
@@ -21,18 +14,10 @@ const PASSWORD = 'span-test-secret-91c2';
 
 let otlp: OtlpReceiver;
 let test: TestSandbox;
-const warnings: string[] = [];
+let warnings: string[];
 
 beforeAll(async () => {
-  otlp = await startOtlpReceiver();
-  await startTracing(
-    loadEnv({
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'porter-test',
-    }),
-    { warn: (message) => warnings.push(message) },
-  );
+  ({ otlp, warnings } = await startTracingToReceiver({ OTEL_SERVICE_NAME: 'porter-test' }));
   test = await startTestSandbox(
     { user: USER, password: PASSWORD },
     { auth: { user: USER, password: PASSWORD, userPasswordMode: 'params' }, target: 'prod' },

@@ -6,14 +6,12 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExport } from '../../src/app/exports.js';
 import { requireMigration, startMigration } from '../../src/app/migrations.js';
-import { loadEnv } from '../../src/config/env.js';
 import { FINAL_MIGRATION_STATES } from '../../src/migrate/migration-model.js';
-import { startTracing } from '../../src/observability/tracing.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { bundleText, seedSource } from '../migrate/migrate-fixture.js';
 import { startExportHarness, type ExportHarness } from '../export/export-fixture.js';
 import {
-  startOtlpReceiver,
+  startTracingToReceiver,
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../helpers/otlp-receiver.js';
@@ -22,19 +20,11 @@ import { waitFor } from '../helpers/redis.js';
 let otlp: OtlpReceiver;
 let harness: ExportHarness;
 let source: RunningSandbox;
-const warnings: string[] = [];
+let warnings: string[];
 
 beforeAll(async () => {
-  otlp = await startOtlpReceiver();
   // the first start wins in a process: the pipeline's context finds tracing on
-  await startTracing(
-    loadEnv({
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    }),
-    { warn: (message) => warnings.push(message) },
-  );
+  ({ otlp, warnings } = await startTracingToReceiver({ OTEL_BSP_SCHEDULE_DELAY: '50' }));
   harness = await startExportHarness({ sandbox: { seed: { users: 30, groups: 3 } } });
   source = await startSandbox({ port: 0 });
 });
