@@ -21,6 +21,9 @@ export type RedisEnv = Record<string, string>;
 export interface RigOptions {
   redis: RedisEnv;
   latencyMs: number;
+  /** The sandbox's other faults: refusals with 503 and answers dropped after applying. */
+  failRate?: number;
+  dropRate?: number;
   /** Extra environment of the producer and the workers. */
   env?: Record<string, string>;
 }
@@ -48,7 +51,14 @@ export interface Rig {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startRig(options: RigOptions): Promise<Rig> {
-  const sandbox = await startSandbox({ port: 0, faults: { latencyMs: options.latencyMs } });
+  const sandbox = await startSandbox({
+    port: 0,
+    faults: {
+      latencyMs: options.latencyMs,
+      failRate: options.failRate ?? 0,
+      dropRate: options.dropRate ?? 0,
+    },
+  });
   const sends = new Map<string, number>();
   const target = new URL(sandbox.url);
   const proxy: TestProxy = await startProxy((incoming, outgoing) => {

@@ -3,9 +3,12 @@
  * killed with SIGKILL part-way. Prints the time from the kill to the other worker's takeover
  * line, the time to finish after the kill, users created (duplicates show as more than the
  * total), write calls, and the commands Redis processed (its load). `bench/redis-faults.ts`
- * runs this fault among others; this one compares lock durations.
+ * runs this fault among others; this one compares lock durations. With `--fail-rate` and
+ * `--drop-rate` it is the faults rehearsal: the sandbox also refuses that share of calls with
+ * 503 and drops that share of answers after applying them.
  *
  *   npx tsx bench/takeover.ts [--users 3000] [--lock 6000] [--latency 40]
+ *       [--fail-rate 0.1] [--drop-rate 0.05]
  */
 import { parseArgs } from 'node:util';
 import { command, startRedisNode } from '../test/helpers/redis-node.js';
@@ -16,6 +19,8 @@ const { values } = parseArgs({
     users: { type: 'string', default: '3000' },
     lock: { type: 'string', default: '6000' },
     latency: { type: 'string', default: '40' },
+    'fail-rate': { type: 'string', default: '0' },
+    'drop-rate': { type: 'string', default: '0' },
   },
 });
 const total = Number(values.users);
@@ -23,6 +28,8 @@ const node = await startRedisNode();
 const rig = await startRig({
   redis: { REDIS_URL: node.url },
   latencyMs: Number(values.latency),
+  failRate: Number(values['fail-rate']),
+  dropRate: Number(values['drop-rate']),
   env: { PORTER_LOCK_DURATION_MS: values.lock },
 });
 const commands = async (): Promise<number> =>
@@ -54,6 +61,7 @@ try {
         onServer: rig.sandbox.store.counts().users,
         writeCalls: stats.writes.users.POST + stats.writes.users.PUT,
         refusals: stats.refusals,
+        faults: { refused503: stats.faults.failed, dropped: stats.faults.dropped },
         takeoverAfterKillMs: takeover === undefined ? null : takeover - killedAt,
         takeoverLines: b.lines().filter((line) => line.text.includes('taking over')).length,
         finishAfterKillMs: endedAt - killedAt,

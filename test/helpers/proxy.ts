@@ -29,6 +29,8 @@ export function forward(
       if (onEnd) answer.on('end', onEnd);
     },
   );
+  // a server that drops its answer (the sandbox's dropRate) drops it for the client too
+  onward.on('error', () => outgoing.destroy());
   incoming.pipe(onward);
 }
 
