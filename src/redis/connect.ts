@@ -10,6 +10,7 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Env } from '../config/env.js';
 import { endSubscriptionsWithClient } from './sentinel-subscriptions.js';
+import { redactUrl } from '../util/redact-url.js';
 
 export type RedisMode = 'single' | 'cluster' | 'sentinel';
 
@@ -54,18 +55,7 @@ export function describeRedis(settings: RedisSettings): string {
     case 'sentinel':
       return `the master "${settings.REDIS_SENTINEL_NAME}" of the Sentinels at ${list(settings.REDIS_SENTINELS!)}`;
     default:
-      return `the Redis at ${redactRedisUrl(settings.REDIS_URL)}`;
-  }
-}
-
-/** The URL without its password. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '[invalid url]';
+      return `the Redis at ${redactUrl(settings.REDIS_URL)}`;
   }
 }
 

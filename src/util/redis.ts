@@ -17,17 +17,6 @@ export async function assertRedisAnswers(
   });
 }
 
-/** The URL without its password, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '[invalid url]';
-  }
-}
-
 /** Deletes every key under the prefix (tests and benchmarks clean up after themselves). */
 export async function deleteKeysWithPrefix(url: string, prefix: string): Promise<void> {
   const redis = new Redis(url, { maxRetriesPerRequest: 3 });

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AdminClient } from '../../src/admin/client.js';
 import { REDACT_PATHS } from '../../src/util/logger.js';
-import { redactUrl } from '../../src/util/redis.js';
+import { redactUrl } from '../../src/util/redact-url.js';
 import { startTestSandbox } from '../helpers/sandbox.js';
 
 describe('secrets never reach logs or errors', () => {
