@@ -184,8 +184,15 @@ export interface ResultLayout {
 
 /** The layout of an import's results, from its meta hash. */
 export function resultLayout(meta: Record<string, string | undefined>): ResultLayout {
-  const columns = decodeColumns(meta.columns);
   const resource = (JSON.parse(meta.options ?? '{}') as Partial<ImportOptions>).resource;
+  return layoutFor(decodeColumns(meta.columns), resource);
+}
+
+/** The layout of an import's results from its columns and resource, as the import knows them. */
+export function layoutFor(
+  columns: readonly string[],
+  resource: ImportOptions['resource'] | undefined,
+): ResultLayout {
   const keyField = resource && RESOURCES[resource]?.keyField;
   return keyField ? { columns, keyField } : { columns };
 }

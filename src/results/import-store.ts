@@ -20,6 +20,7 @@ import { chunks } from './chunks.js';
 import {
   decodeImportInfo,
   decodeResult,
+  layoutFor,
   resultLayout,
   type ResultLayout,
   decodeStaged,
@@ -369,10 +370,7 @@ export class ImportStore {
   ): Promise<{ written: number; info: ImportInfo }> {
     const keys = this.keys(importId);
     const layout = known
-      ? resultLayout({
-          columns: JSON.stringify(known.columns),
-          options: JSON.stringify(known.options),
-        })
+      ? layoutFor(known.columns, known.options.resource)
       : await this.layoutOf(importId);
     const { written, hashes, full } = await writeResults(
       this.redis,
