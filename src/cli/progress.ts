@@ -97,7 +97,9 @@ export function describeLookup(lookup: LookupInfo): string {
     lookup.mode === 'snapshot' && lookup.records !== undefined
       ? `: ${lookup.records} on the server at ${lookup.takenAt}, ${lookup.kept} named by the upload`
       : '';
-  return `lookup: ${lookup.mode} (${lookup.why})${size}`;
+  const shared =
+    lookup.sharedBy === undefined ? '' : `; one read for ${lookup.sharedBy} imports of this target`;
+  return `lookup: ${lookup.mode} (${lookup.why})${size}${shared}`;
 }
 
 /** Which target a job is for: its name, and where it pointed when submitted. */

@@ -41,6 +41,8 @@ export interface LookupInfo {
   records?: number;
   kept?: number;
   durationMs?: number;
+  /** Snapshot only: imports whose snapshots that one read of the server made, when more than one. */
+  sharedBy?: number;
 }
 
 /** `planned`: a dry run's record that would be written (its action says how). */

@@ -19,6 +19,7 @@ import {
 } from './import-queue.js';
 import type { UnboundPrepareDeps } from '../snapshot/prepare-deps.js';
 import { LookalikeReadError, prepareImport } from '../snapshot/prepare-import.js';
+import { SharedSnapshotReads } from '../snapshot/shared-reads.js';
 import { abandonBatch } from '../execute/abandon-batch.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
@@ -76,6 +77,8 @@ export function createImportWorker(
 ): Worker<ImportJobData, BatchReport | undefined> {
   const { logger, queue } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
+  // the imports of a target this worker prepares at the same time read its directory once
+  const snapshotReads = new SharedSnapshotReads();
   const prepare = (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> =>
     withSpan('porter.import.prepare', {}, async (span) => {
       const refs = await prepareImport(job.data.importId, {
@@ -83,6 +86,7 @@ export function createImportWorker(
         bindTarget: options.deps.bindTarget,
         retry: options.deps.retry,
         signal,
+        snapshotReads,
       });
       span.setAttribute('porter.batches', refs.length);
       if (refs.length > 0) await enqueueBatches(queue, refs);

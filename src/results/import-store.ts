@@ -59,6 +59,7 @@ import {
 } from './import-scripts.js';
 import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
 import { bucketOf, compactBuckets, compactFields, readBuckets } from './row-buckets.js';
+import { missingListKey, snapshotKeyList, snapshotKeys } from '../snapshot/snapshot-keys.js';
 
 export interface ImportStoreOptions {
   /** Connection used for every command; the store registers its Lua scripts on it. */
@@ -383,8 +384,12 @@ export class ImportStore {
     const info = hashes ? this.infoFrom(importId, ...hashes) : await this.require(importId);
     // every row of a full bucket has its result (and its undo entry before it): both shrink;
     // once the import settles, the rest of them too
-    if (written > 0 && info.settled) await this.compact(importId);
-    else if (full.length > 0) await this.compactRows(importId, full);
+    if (written > 0 && info.settled) {
+      await Promise.all([
+        this.compact(importId),
+        this.redis.unlink(...this.snapshotKeys(importId)),
+      ]);
+    } else if (full.length > 0) await this.compactRows(importId, full);
     return { written, info };
   }
 
@@ -550,10 +555,22 @@ export class ImportStore {
     }
   }
 
+  /**
+   * The import's snapshot of the server and a sync's list of what its file leaves out: nothing
+   * reads them once it has settled, so they go then, not when its results expire.
+   */
+  private snapshotKeys(importId: string): string[] {
+    return [
+      ...snapshotKeyList(snapshotKeys(this.prefix, importId)),
+      missingListKey(this.prefix, importId),
+    ];
+  }
+
   /** Removes every key of the import. True when it existed. */
   async delete(importId: string): Promise<boolean> {
     const [removed] = await Promise.all([
       this.redis.unlink(...importKeyList(this.keys(importId))),
+      this.redis.unlink(...this.snapshotKeys(importId)),
       this.redis.zrem(importIndexKey(this.prefix), importId),
     ]);
     return removed > 0;

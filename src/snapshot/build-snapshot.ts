@@ -3,7 +3,8 @@
  * resource, its records indexed as they arrive. Only what the import needs is kept: the records
  * whose key the upload carries (all ACLs, which are few and may be named by group name), and the
  * name ↔ id indexes its references resolve through. So Redis holds about as much per import as
- * the upload, not the whole directory.
+ * the upload, not the whole directory. One read can make the snapshots of several imports of a
+ * target at once (shared-reads.ts): each keeps what its own upload names.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { AdminClient } from '../admin/client.js';
@@ -19,11 +20,9 @@ export interface SnapshotNeeds {
   userIndex: boolean;
 }
 
-export interface BuildSnapshotOptions {
-  redis: Redis;
-  client: AdminClient;
+/** What one import asks of a read of the directory: where its snapshot goes, and what it keeps. */
+export interface SnapshotParticipant {
   keys: SnapshotKeys;
-  resource: ResourceName;
   /** Hash whose fields are the upload's natural keys (users, groups). */
   uploadKeys: string;
   /**
@@ -33,7 +32,6 @@ export interface BuildSnapshotOptions {
   uploadLookalikes?: string;
   needs: SnapshotNeeds;
   ttlSeconds: number;
-  signal?: AbortSignal;
   /**
    * A sync: every server record in scope whose key the upload does not carry is kept too, and
    * its key is pushed on `missingList` (JSON `[key]`, or `[key, the upload key that looks like
@@ -41,7 +39,19 @@ export interface BuildSnapshotOptions {
    * directory's keys in memory.
    */
   sync?: { missingList: string; inScope: (record: Record<string, unknown>) => boolean };
+  /** Whether it still waits for the read (an import whose job ended is left out from then on). */
+  wanted?: () => boolean;
 }
+
+/** The one read several imports of a target and resource share (see shared-reads.ts). */
+export interface DirectoryRead {
+  redis: Redis;
+  client: AdminClient;
+  resource: ResourceName;
+  signal?: AbortSignal;
+}
+
+export type BuildSnapshotOptions = DirectoryRead & SnapshotParticipant;
 
 export interface SnapshotSummary {
   /** When the read began (ISO): changes on the server after it are not in the snapshot. */
@@ -54,103 +64,180 @@ export interface SnapshotSummary {
   /** A sync: server records in scope, and of them those the upload does not carry. */
   inScope?: number;
   missing?: number;
+  /** Imports whose snapshots this one read of the server made, this one among them. */
+  sharedBy?: number;
 }
 
 /** Server records handled per Redis round trip. */
 const CHUNK = 1000;
 
 export async function buildSnapshot(options: BuildSnapshotOptions): Promise<SnapshotSummary> {
-  const { redis, keys, resource } = options;
+  const [summary] = await buildSnapshots(options, [options]);
+  return summary!;
+}
+
+/** A participant's counts as the read goes. */
+interface Tally {
+  kept: number;
+  inScope: number;
+  missing: number;
+}
+
+/**
+ * One streamed read of the directory makes the snapshot of each participant: each keeps what its
+ * own upload names, in its own keys (one pipeline each, so a Cluster's slots never mix). Returns
+ * their summaries in order.
+ */
+export async function buildSnapshots(
+  read: DirectoryRead,
+  participants: readonly SnapshotParticipant[],
+): Promise<SnapshotSummary[]> {
+  const { redis, resource } = read;
   const started = Date.now();
   const takenAt = new Date(started).toISOString();
   // a snapshot taken again (its job was retried) starts from nothing
-  await redis.unlink(...snapshotKeyList(keys));
+  await Promise.all(
+    participants.map((one) =>
+      redis.unlink(...snapshotKeyList(one.keys), ...(one.sync ? [one.sync.missingList] : [])),
+    ),
+  );
   let records = 0;
-  let kept = 0;
-  let inScope = 0;
-  let missing = 0;
-  const { sync } = options;
-  if (sync) await redis.unlink(sync.missingList);
+  const tallies: Tally[] = participants.map(() => ({ kept: 0, inScope: 0, missing: 0 }));
+  const live = (): number[] =>
+    participants.flatMap((one, index) => (one.wanted?.() === false ? [] : [index]));
 
   // the index of the other resource (names in references) is read beside the main one, on a
   // second connection when the client has one: one round trip of the server's latency instead of
   // two; the first stream to fail stops the others, and its error is the one thrown
   const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  const each = { ...options, signal };
+  const signal = read.signal ? AbortSignal.any([read.signal, stop.signal]) : stop.signal;
+  const each = { ...read, signal };
   let failure: { error: unknown } | undefined;
   const watched = (stream: Promise<void>): Promise<void> =>
     stream.catch((error: unknown) => {
       failure ??= { error };
       stop.abort(error);
     });
+  /** Runs `write` for each live participant that `wants`, with a pipeline of its own. */
+  const forEach = (
+    wants: (one: SnapshotParticipant) => boolean,
+    write: (one: SnapshotParticipant, pipeline: ChainableCommander, tally: Tally) => Promise<void>,
+  ): Promise<void[]> =>
+    Promise.all(
+      live()
+        .filter((index) => wants(participants[index]!))
+        .map(async (index) => {
+          const pipeline = redis.pipeline();
+          await write(participants[index]!, pipeline, tallies[index]!);
+          if (pipeline.length === 0) return;
+          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+        }),
+    );
   const index: Promise<void>[] = [];
-  if (options.needs.groupIndex && resource !== 'groups') {
+  if (resource !== 'groups' && participants.some((one) => one.needs.groupIndex)) {
     index.push(
       watched(
-        streamInChunks(each, 'groups', async (chunk, pipeline) =>
-          indexGroups(pipeline, keys, chunk),
-        ),
+        streamInChunks(each, 'groups', async (chunk) => {
+          await forEach(
+            (one) => one.needs.groupIndex,
+            async (one, pipeline) => indexGroups(pipeline, one.keys, chunk),
+          );
+        }),
       ),
     );
   }
-  if (options.needs.userIndex && resource !== 'users') {
+  if (resource !== 'users' && participants.some((one) => one.needs.userIndex)) {
     index.push(
       watched(
-        streamInChunks(each, 'users', async (chunk, pipeline) => indexUsers(pipeline, keys, chunk)),
+        streamInChunks(each, 'users', async (chunk) => {
+          await forEach(
+            (one) => one.needs.userIndex,
+            async (one, pipeline) => indexUsers(pipeline, one.keys, chunk),
+          );
+        }),
       ),
     );
   }
+  const keyField = resource === 'users' ? 'username' : 'name';
   const main = watched(
-    streamInChunks(each, resource, async (chunk, pipeline) => {
+    streamInChunks(each, resource, async (chunk) => {
       records += chunk.length;
       if (resource === 'acls') {
-        for (const acl of chunk) {
-          pipeline.hset(keys.records, aclIdField(String(acl.id)), encodeCompact(resource, acl));
-          if (typeof acl.groupId === 'number' && typeof acl.name === 'string') {
-            pipeline.hset(keys.records, aclNameField(acl.groupId, acl.name), String(acl.id));
-          }
-        }
-        kept += chunk.length;
+        const encoded = chunk.map((acl) => encodeCompact(resource, acl));
+        await forEach(
+          () => true,
+          async (one, pipeline, tally) => {
+            chunk.forEach((acl, at) => {
+              pipeline.hset(one.keys.records, aclIdField(String(acl.id)), encoded[at]!);
+              if (typeof acl.groupId === 'number' && typeof acl.name === 'string') {
+                pipeline.hset(
+                  one.keys.records,
+                  aclNameField(acl.groupId, acl.name),
+                  String(acl.id),
+                );
+              }
+            });
+            tally.kept += chunk.length;
+          },
+        );
         return;
       }
-      const keyField = resource === 'users' ? 'username' : 'name';
       const names = chunk.map((record) => String(record[keyField] ?? ''));
-      const rows = await redis.hmget(options.uploadKeys, ...names);
-      chunk.forEach((record, index) => {
-        if (rows[index] === null) return;
-        pipeline.hset(keys.records, names[index]!, encodeCompact(resource, record));
-        kept++;
-      });
-      const lookalikeOf = options.uploadLookalikes
-        ? await noteLookalikes(redis, pipeline, options.uploadLookalikes, keys.lookalikes, names)
-        : new Map<number, string>();
-      if (sync) {
-        const absent: string[] = [];
-        chunk.forEach((record, index) => {
-          if (!sync.inScope(record)) return;
-          inScope++;
-          if (rows[index] !== null) return;
-          const name = names[index]!;
-          pipeline.hset(keys.records, name, encodeCompact(resource, record));
-          const look = lookalikeOf.get(index);
-          absent.push(JSON.stringify(look === undefined ? [name] : [name, look]));
-        });
-        if (absent.length > 0) pipeline.rpush(sync.missingList, ...absent);
-        missing += absent.length;
-      }
-      if (resource === 'groups' && options.needs.groupIndex) indexGroups(pipeline, keys, chunk);
-      if (resource === 'users' && options.needs.userIndex) indexUsers(pipeline, keys, chunk);
+      await forEach(
+        () => true,
+        async (one, pipeline, tally) => {
+          const rows = await redis.hmget(one.uploadKeys, ...names);
+          chunk.forEach((record, at) => {
+            if (rows[at] === null) return;
+            pipeline.hset(one.keys.records, names[at]!, encodeCompact(resource, record));
+            tally.kept++;
+          });
+          const lookalikeOf = one.uploadLookalikes
+            ? await noteLookalikes(
+                redis,
+                pipeline,
+                one.uploadLookalikes,
+                one.keys.lookalikes,
+                names,
+              )
+            : new Map<number, string>();
+          const { sync } = one;
+          if (sync) {
+            const absent: string[] = [];
+            chunk.forEach((record, at) => {
+              if (!sync.inScope(record)) return;
+              tally.inScope++;
+              if (rows[at] !== null) return;
+              const name = names[at]!;
+              pipeline.hset(one.keys.records, name, encodeCompact(resource, record));
+              const look = lookalikeOf.get(at);
+              absent.push(JSON.stringify(look === undefined ? [name] : [name, look]));
+            });
+            if (absent.length > 0) pipeline.rpush(sync.missingList, ...absent);
+            tally.missing += absent.length;
+          }
+          if (resource === 'groups' && one.needs.groupIndex) indexGroups(pipeline, one.keys, chunk);
+          if (resource === 'users' && one.needs.userIndex) indexUsers(pipeline, one.keys, chunk);
+        },
+      );
     }),
   );
   await Promise.all([main, ...index]);
   if (failure) throw failure.error;
-  const expiry = redis.pipeline();
-  for (const key of snapshotKeyList(keys)) expiry.expire(key, options.ttlSeconds);
-  if (sync) expiry.expire(sync.missingList, options.ttlSeconds);
-  await expiry.exec();
-  const summary: SnapshotSummary = { takenAt, records, kept, durationMs: Date.now() - started };
-  return sync ? { ...summary, inScope, missing } : summary;
+  await forEach(
+    () => true,
+    async (one, pipeline) => {
+      for (const key of snapshotKeyList(one.keys)) pipeline.expire(key, one.ttlSeconds);
+      if (one.sync) pipeline.expire(one.sync.missingList, one.ttlSeconds);
+    },
+  );
+  const durationMs = Date.now() - started;
+  return participants.map((one, at) => {
+    const tally = tallies[at]!;
+    const summary: SnapshotSummary = { takenAt, records, kept: tally.kept, durationMs };
+    if (participants.length > 1) summary.sharedBy = participants.length;
+    return one.sync ? { ...summary, inScope: tally.inScope, missing: tally.missing } : summary;
+  });
 }
 
 /**
@@ -199,10 +286,13 @@ export async function scanLookalikes(options: ScanLookalikesOptions): Promise<nu
   await redis.unlink(options.lookalikes);
   let records = 0;
   const keyField = resource === 'users' ? 'username' : 'name';
-  await streamInChunks(options, resource, async (chunk, pipeline) => {
+  await streamInChunks(options, resource, async (chunk) => {
     records += chunk.length;
     const names = chunk.map((record) => String(record[keyField] ?? ''));
+    const pipeline = redis.pipeline();
     await noteLookalikes(redis, pipeline, options.uploadLookalikes, options.lookalikes, names);
+    if (pipeline.length === 0) return;
+    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
   });
   await redis.expire(options.lookalikes, options.ttlSeconds);
   return records;
@@ -246,25 +336,19 @@ const indexUsers = (
     id: 'userId',
   });
 
-/** Streams every record of a resource, handing them on in chunks with a pipeline to fill. */
+/** Streams every record of a resource, handing them on in chunks. */
 async function streamInChunks(
-  options: Pick<BuildSnapshotOptions, 'redis' | 'client' | 'signal'>,
+  options: Pick<DirectoryRead, 'client' | 'signal'>,
   resource: ResourceName,
-  handle: (chunk: Record<string, unknown>[], pipeline: ChainableCommander) => Promise<void>,
+  handle: (chunk: Record<string, unknown>[]) => Promise<void>,
 ): Promise<void> {
   let chunk: Record<string, unknown>[] = [];
-  const flush = async (): Promise<void> => {
-    if (chunk.length === 0) return;
-    const pipeline = options.redis.pipeline();
-    await handle(chunk, pipeline);
-    chunk = [];
-    if (pipeline.length > 0) {
-      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
-    }
-  };
   for await (const record of options.client.stream(resource, {}, options.signal)) {
     chunk.push(record as Record<string, unknown>);
-    if (chunk.length >= CHUNK) await flush();
+    if (chunk.length >= CHUNK) {
+      await handle(chunk);
+      chunk = [];
+    }
   }
-  await flush();
+  if (chunk.length > 0) await handle(chunk);
 }

@@ -4,6 +4,7 @@ import type { AdminClient } from '../admin/client.js';
 import type { BindTarget } from '../execute/run-batch.js';
 import type { RetryPolicy } from '../execute/retry-policy.js';
 import type { ImportStore } from '../results/import-store.js';
+import type { SharedSnapshotReads } from './shared-reads.js';
 
 export interface PrepareDeps {
   redis: Redis;
@@ -15,6 +16,8 @@ export interface PrepareDeps {
   /** The username porter signs in as (ADMIN_USER): a sync never touches it. */
   selfUser?: string;
   signal?: AbortSignal;
+  /** A worker's reads of the directory, which imports of one target prepared together share. */
+  snapshotReads?: SharedSnapshotReads;
 }
 
 /** A worker's deps: the import is bound to its own target before anything is read. */

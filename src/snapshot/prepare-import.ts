@@ -14,7 +14,8 @@ import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import { prepareSync } from '../sync/prepare-sync.js';
-import { buildSnapshot, scanLookalikes } from './build-snapshot.js';
+import { buildSnapshots, scanLookalikes, type SnapshotParticipant } from './build-snapshot.js';
+import type { ReadRunner } from './shared-reads.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { PrepareDeps, UnboundPrepareDeps } from './prepare-deps.js';
 import { checksLookalikes, chooseLookup, type LookupInfo } from './lookup-mode.js';
@@ -94,27 +95,30 @@ export async function prepareImport(
   } else if (choice.mode === 'snapshot' && staged > 0) {
     const userIndex = resource === 'groups' && (await stagedCarries(store, importId, 'users'));
     try {
-      const summary = await withReadRetry(
-        () =>
-          buildSnapshot({
-            redis,
-            client: deps.client,
-            keys: snapshotKeys(store.prefix, importId),
-            resource,
-            uploadKeys: store.uploadKeysKey(importId),
-            uploadLookalikes: lookalikes ? store.uploadLookalikesKey(importId) : undefined,
-            needs: {
-              groupIndex: resource !== 'groups',
-              userIndex,
-            },
-            ttlSeconds: store.ttlSeconds,
-            signal: deps.signal,
-          }),
-        // the snapshot only saves reads: a server that keeps refusing it is read record by record
-        // sooner rather than after every attempt a write would get
-        { ...deps.retry, maxAttempts: Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts) },
-        { signal: deps.signal },
-      );
+      const participant: SnapshotParticipant = {
+        keys: snapshotKeys(store.prefix, importId),
+        uploadKeys: store.uploadKeysKey(importId),
+        uploadLookalikes: lookalikes ? store.uploadLookalikesKey(importId) : undefined,
+        needs: { groupIndex: resource !== 'groups', userIndex },
+        ttlSeconds: store.ttlSeconds,
+      };
+      const run: ReadRunner = (participants, signal) =>
+        withReadRetry(
+          () => buildSnapshots({ redis, client: deps.client, resource, signal }, participants),
+          // the snapshot only saves reads: a server that keeps refusing it is read record by
+          // record sooner rather than after every attempt a write would get
+          { ...deps.retry, maxAttempts: attempts(deps) },
+          { signal },
+        );
+      // imports of this target and resource prepared at the same time share one read
+      const summary = deps.snapshotReads
+        ? await deps.snapshotReads.read(
+            `${deps.target}\0${resource}`,
+            participant,
+            run,
+            deps.signal,
+          )
+        : (await run([participant], deps.signal ?? new AbortController().signal))[0]!;
       lookup = { ...lookup, ...summary };
       await redis.set(sizeKey, summary.records, 'EX', DIRECTORY_SIZE_TTL_SECONDS);
     } catch (error) {
