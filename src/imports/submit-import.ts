@@ -17,6 +17,7 @@ import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../m
 import type { ImportStore } from '../results/import-store.js';
 import type { KeyClaim, UploadKeys } from '../results/import-runtime.js';
 import { lookalikeKey } from '../ingest/lookalike.js';
+import { checksLookalikes } from '../snapshot/lookup-mode.js';
 import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason } from '../execute/failure-limit.js';
@@ -307,7 +308,8 @@ class Receiving {
       const claims = await this.deps.keys.claimEach(
         this.importId,
         { keys, rows, lookalikes },
-        { refuseRepeats: options.mode !== 'delete' },
+        // an import whose preparation compares look-alikes finds its keys in their forms' hash
+        { refuseRepeats: options.mode !== 'delete', keysToo: !checksLookalikes(options) },
       );
       let unique = stage;
       for (let index = 0; index < stage.length; index++) {

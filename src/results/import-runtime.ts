@@ -164,17 +164,20 @@ export class ImportHealth {
 }
 
 /**
- * ARGV: a flag ('1' when a repeated key is a duplicate), the rows (runs of rows that follow one
+ * ARGV: two flags (the first '1' when a repeated key is a duplicate; the second '1' when a key
+ * with a look-alike form goes in KEYS[1] too), the rows (runs of rows that follow one
  * another as "first-last", joined by commas: "1-1999,2001"), then each
  * record's key and look-alike key ('' when not checked): all of them joined by NUL in one value,
- * or (when one holds a NUL) one value each. KEYS[1] holds key → first row; KEYS[2] look-alike
- * key → "row:key" of the first key that had it. Only a first record claims anything.
+ * or (when one holds a NUL) one value each. KEYS[2] holds look-alike key → "row:key" of the
+ * first key that had it, which names the key too; KEYS[1] key → first row, for a key without a
+ * look-alike form, or every key under the second flag. Only a first record claims anything.
  * The answer lists the records that are not first, four values each: the record's place (from
  * 1), 1 (its key came before) or 2 (a different key that looks the same came before), the row
  * that came first, and that row's key ('' for 1); an empty list when every record is first.
  */
 const CLAIM_KEYS = `
-local refuseRepeats = ARGV[1] == '1'
+local refuseRepeats = string.sub(ARGV[1], 1, 1) == '1'
+local keysToo = string.sub(ARGV[1], 2, 2) == '1'
 local keys = {}
 if #ARGV == 3 then
   local joined, from = ARGV[3], 1
@@ -205,7 +208,7 @@ for place, row in ipairs(rows) do
   local key, lookalike = keys[2 * place - 1], keys[2 * place]
   if lookalike ~= '' then
     if redis.call('HSETNX', KEYS[2], lookalike, row .. ':' .. key) == 1 then
-      redis.call('HSETNX', KEYS[1], key, row)
+      if keysToo then redis.call('HSETNX', KEYS[1], key, row) end
     else
       -- the look-alike form is known: from this very key (a repeat) or from another one
       local other = redis.call('HGET', KEYS[2], lookalike)
@@ -214,7 +217,7 @@ for place, row in ipairs(rows) do
       if otherKey ~= key then
         refuse(place, 2, tonumber(string.sub(other, 1, colon - 1)), otherKey)
       elseif refuseRepeats then
-        refuse(place, 1, tonumber(redis.call('HGET', KEYS[1], key)), '')
+        refuse(place, 1, tonumber(string.sub(other, 1, colon - 1)), '')
       end
     end
   elseif redis.call('HSETNX', KEYS[1], key, row) == 0 and refuseRepeats then
@@ -261,6 +264,17 @@ export interface KeysToClaim {
   lookalikes?: readonly string[];
 }
 
+export interface ClaimOptions {
+  /** A repeated key is answered `repeat` (deletes may repeat a key harmlessly). */
+  refuseRepeats: boolean;
+  /**
+   * false: a key with a look-alike form is kept in the look-alike hash alone, whose value names
+   * it (an upload whose preparation compares every server key with those forms reads them
+   * there); half the writes and bytes per key. @defaultValue true
+   */
+  keysToo?: boolean;
+}
+
 /** The claim of every record that was first: one object for all. */
 const FIRST: KeyClaim = Object.freeze({ kind: 'first' });
 
@@ -305,7 +319,7 @@ export class UploadKeys {
   async claimKeys(
     importId: string,
     records: readonly KeyToClaim[],
-    options: { refuseRepeats: boolean },
+    options: ClaimOptions,
   ): Promise<KeyClaim[]> {
     const checked = records.some((record) => record.lookalike !== undefined);
     return this.claimEach(
@@ -323,7 +337,7 @@ export class UploadKeys {
   async claimEach(
     importId: string,
     records: KeysToClaim,
-    options: { refuseRepeats: boolean },
+    options: ClaimOptions,
   ): Promise<KeyClaim[]> {
     const { keys, rows, lookalikes } = records;
     const count = keys.length;
@@ -341,7 +355,7 @@ export class UploadKeys {
     const refused = (await this.claimScript(
       this.key(importId),
       this.lookalikesKey(importId),
-      options.refuseRepeats ? '1' : '0',
+      (options.refuseRepeats ? '1' : '0') + (options.keysToo === false ? '0' : '1'),
       rowRuns(rows),
       ...(joinable ? [pairs.join('\0')] : pairs),
     )) as Array<number | string>;

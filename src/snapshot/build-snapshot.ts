@@ -23,11 +23,15 @@ export interface SnapshotNeeds {
 /** What one import asks of a read of the directory: where its snapshot goes, and what it keeps. */
 export interface SnapshotParticipant {
   keys: SnapshotKeys;
-  /** Hash whose fields are the upload's natural keys (users, groups). */
+  /**
+   * Hash whose fields are the upload's natural keys (users, groups): all of them, or, when
+   * `uploadLookalikes` is given, those the producer did not keep with their form alone.
+   */
   uploadKeys: string;
   /**
    * Hash of the upload's look-alike key forms ("row:key" by form), when look-alikes are refused:
-   * a server key of the same form that is not the upload's key is noted in `keys.lookalikes`.
+   * a server key of the same form that is not the upload's key is noted in `keys.lookalikes`,
+   * and one that is the upload's key is kept.
    */
   uploadLookalikes?: string;
   needs: SnapshotNeeds;
@@ -103,6 +107,14 @@ export async function buildSnapshots(
   );
   let records = 0;
   const tallies: Tally[] = participants.map(() => ({ kept: 0, inScope: 0, missing: 0 }));
+  // which participants hold keys in the keys hash (see uploadNames); read once
+  const keyHashes = new Map<SnapshotParticipant, boolean>();
+  await Promise.all(
+    participants.map(async (one) => {
+      keyHashes.set(one, (await redis.exists(one.uploadKeys)) === 1);
+    }),
+  );
+  const checking = participants.some((one) => one.uploadLookalikes !== undefined);
   const live = (): number[] =>
     participants.flatMap((one, index) => (one.wanted?.() === false ? [] : [index]));
 
@@ -183,31 +195,32 @@ export async function buildSnapshots(
         return;
       }
       const names = chunk.map((record) => String(record[keyField] ?? ''));
+      const forms = checking ? names.map(lookalikeKey) : [];
       await forEach(
         () => true,
         async (one, pipeline, tally) => {
-          const rows = await redis.hmget(one.uploadKeys, ...names);
+          const { named, lookalikeOf } = await uploadNames(
+            redis,
+            one,
+            keyHashes.get(one) === true,
+            names,
+            forms,
+          );
           chunk.forEach((record, at) => {
-            if (rows[at] === null) return;
+            if (!named[at]) return;
             pipeline.hset(one.keys.records, names[at]!, encodeCompact(resource, record));
             tally.kept++;
           });
-          const lookalikeOf = one.uploadLookalikes
-            ? await noteLookalikes(
-                redis,
-                pipeline,
-                one.uploadLookalikes,
-                one.keys.lookalikes,
-                names,
-              )
-            : new Map<number, string>();
+          for (const [at, uploadKey] of lookalikeOf) {
+            pipeline.hset(one.keys.lookalikes, uploadKey, names[at]!);
+          }
           const { sync } = one;
           if (sync) {
             const absent: string[] = [];
             chunk.forEach((record, at) => {
               if (!sync.inScope(record)) return;
               tally.inScope++;
-              if (rows[at] !== null) return;
+              if (named[at]) return;
               const name = names[at]!;
               pipeline.hset(one.keys.records, name, encodeCompact(resource, record));
               const look = lookalikeOf.get(at);
@@ -238,6 +251,36 @@ export async function buildSnapshots(
     if (participants.length > 1) summary.sharedBy = participants.length;
     return one.sync ? { ...summary, inScope: tally.inScope, missing: tally.missing } : summary;
   });
+}
+
+/**
+ * Which server keys (`names`) the upload names, and for each server key whose look-alike form
+ * (`forms`) a different upload key claimed, that upload key. An upload that compares look-alikes
+ * keeps its keys in its forms' hash ("row:key" by form), which answers both in one read; keys
+ * without a form, and every key of an upload that does not compare, are in the keys hash.
+ */
+async function uploadNames(
+  redis: Redis,
+  one: SnapshotParticipant,
+  keysHash: boolean,
+  names: readonly string[],
+  forms: readonly string[],
+): Promise<{ named: boolean[]; lookalikeOf: Map<number, string> }> {
+  const [rows, claims] = await Promise.all([
+    keysHash ? redis.hmget(one.uploadKeys, ...names) : undefined,
+    one.uploadLookalikes ? redis.hmget(one.uploadLookalikes, ...forms) : undefined,
+  ]);
+  const named = new Array<boolean>(names.length).fill(false);
+  const lookalikeOf = new Map<number, string>();
+  for (let at = 0; at < names.length; at++) {
+    if (rows?.[at] != null) named[at] = true;
+    const claim = claims?.[at];
+    if (claim == null) continue;
+    const uploadKey = claim.slice(claim.indexOf(':') + 1);
+    if (uploadKey === names[at]) named[at] = true;
+    else lookalikeOf.set(at, uploadKey);
+  }
+  return { named, lookalikeOf };
 }
 
 /**

@@ -80,7 +80,10 @@ export async function prepareImport(
     lookalikes,
   );
   let lookup: LookupInfo = { ...choice, requested };
-  const keysKept = resource === 'acls' || (await redis.exists(store.uploadKeysKey(importId))) === 1;
+  // an upload that compares look-alikes may keep its keys with their forms alone
+  const keysKept =
+    resource === 'acls' ||
+    (await redis.exists(store.uploadKeysKey(importId), store.uploadLookalikesKey(importId))) > 0;
   if (lookalikes && staged > 0 && !keysKept) {
     // without the upload's keys no server key can be compared with them: nothing is sent
     throw new PorterError(

@@ -102,7 +102,11 @@ async function takeSnapshot(
   const { store, redis } = deps;
   const { resource, sync, allowLookalike } = info.options;
   const staged = await store.stagedCount(importId);
-  if (staged > 0 && (await redis.exists(store.uploadKeysKey(importId))) === 0) {
+  const keysKept = await redis.exists(
+    store.uploadKeysKey(importId),
+    store.uploadLookalikesKey(importId),
+  );
+  if (staged > 0 && keysKept === 0) {
     throw new SyncAbort("the upload's keys expired before a worker prepared it; run it again");
   }
   const approval = info.applyOf !== undefined;

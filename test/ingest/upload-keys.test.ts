@@ -100,4 +100,25 @@ describe('UploadKeys', () => {
       await redis.exists(`${prefix}:import:{imp1}:keys`, `${prefix}:import:{imp1}:lookalikes`),
     ).toBe(0);
   });
+
+  it('keeps a key with a form in the forms hash alone when asked: one write a key, repeats still refused', async () => {
+    const claims = await keys.claimKeys(
+      'imp5',
+      [claim('dana', 1), claim('dana', 2), claim('Dana', 3), { key: '', row: 4 }, claim('eve', 5)],
+      { refuseRepeats: true, keysToo: false },
+    );
+    expect(claims).toStrictEqual([
+      { kind: 'first' },
+      { kind: 'repeat', row: 1 },
+      { kind: 'lookalike', row: 1, key: 'dana' },
+      { kind: 'first' },
+      { kind: 'first' },
+    ]);
+    // the forms name their keys; only the key without a form is in the keys hash
+    expect(await redis.hgetall(`${prefix}:import:{imp5}:lookalikes`)).toStrictEqual({
+      [lookalikeKey('dana')]: '1:dana',
+      [lookalikeKey('eve')]: '5:eve',
+    });
+    expect(await redis.hkeys(`${prefix}:import:{imp5}:keys`)).toStrictEqual(['']);
+  });
 });
