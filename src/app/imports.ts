@@ -12,6 +12,8 @@ import {
 } from '../queue/pending-batches.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { naturalKey } from '../plan/natural-key.js';
+import { lookalikeKey } from '../ingest/lookalike.js';
+import { checksLookalikes } from '../snapshot/lookup-mode.js';
 import { checkSyncImport } from '../sync/sync-options.js';
 import { isRetryable } from '../errors/retryable.js';
 import type { PorterContext } from './context.js';
@@ -274,15 +276,23 @@ async function startApplication(
   });
   init.onCreated?.(info);
   const staged = await store.copyStaged(dryRunId, info.id);
-  // the keys the snapshot of this application keeps, as an upload's would be
+  // the keys the snapshot of this application keeps, as an upload's would be, with their
+  // look-alike forms when it may create: a key that came on the server since the plan and looks
+  // like one of them is refused as it would have been then
+  const forms = checksLookalikes(info.options);
   for (let start = 0; start < staged; start += 1000) {
     const records = await store.readStaged(info.id, start, 1000);
-    await context.uploadKeys.claim(
+    await context.uploadKeys.claimKeys(
       info.id,
-      records.map((record) => ({
-        key: naturalKey(plan.options.resource, record.record),
-        row: record.row,
-      })),
+      records.map((record) => {
+        const key = naturalKey(plan.options.resource, record.record);
+        return {
+          key,
+          row: record.row,
+          lookalike: forms && key !== '' ? lookalikeKey(key) : undefined,
+        };
+      }),
+      { refuseRepeats: false },
     );
   }
   // what the plan decided without a write stays decided: only planned records are written

@@ -142,6 +142,33 @@ describe('dry run', () => {
       code: 'PORTER_CONFLICT',
     });
   });
+
+  it('apply refuses a new key that looks like one created on the server since the plan', async () => {
+    const { info: plan } = await pipeline.run(
+      csv(
+        ['username', 'email'],
+        [
+          ['plan.kate', 'k@x'],
+          ['plan.lee', 'l@x'],
+        ],
+      ),
+      { resource: 'users', mode: 'create', dryRun: true },
+    );
+    // after the plan, someone else creates a look-alike of one of its new keys
+    const client = pipeline.context.createAdminClient();
+    await client.postUsers([{ username: 'Plan.Kate', email: 'other@x' }]);
+    await client.close();
+
+    const applied = await applyImport(pipeline.context, plan.id);
+    await pipeline.waitFinal(applied.id);
+    const results = await pipeline.results(applied.id);
+    expect(results.map((r) => [r.key, r.status, r.errorCode])).toEqual([
+      ['plan.kate', 'failed', 'PORTER_KEY_LOOKALIKE'],
+      ['plan.lee', 'succeeded', undefined],
+    ]);
+    expect(pipeline.sandbox.store.userByName('plan.kate')).toBeUndefined();
+    expect(pipeline.sandbox.store.userByName('plan.lee')).toMatchObject({ email: 'l@x' });
+  });
 });
 
 describe('dry run over HTTP and the CLI', () => {
