@@ -279,7 +279,8 @@ async function startApplication(
   // the keys the snapshot of this application keeps, as an upload's would be, with their
   // look-alike forms when it may create: a key that came on the server since the plan and looks
   // like one of them is refused as it would have been then
-  const forms = checksLookalikes(info.options);
+  // (a sync's application reads its keys alone: its preparation compares no look-alike)
+  const forms = checksLookalikes(info.options) && info.options.mode !== 'sync';
   for (let start = 0; start < staged; start += 1000) {
     const records = await store.readStaged(info.id, start, 1000);
     await context.uploadKeys.claimKeys(

@@ -308,8 +308,13 @@ class Receiving {
       const claims = await this.deps.keys.claimEach(
         this.importId,
         { keys, rows, lookalikes },
-        // an import whose preparation compares look-alikes finds its keys in their forms' hash
-        { refuseRepeats: options.mode !== 'delete', keysToo: !checksLookalikes(options) },
+        // an import whose preparation compares look-alikes finds its keys in their forms' hash;
+        // a sync keeps them in the keys hash too, so an earlier worker never reads a sync's
+        // file as leaving out keys it carries
+        {
+          refuseRepeats: options.mode !== 'delete',
+          keysToo: options.mode === 'sync' || !checksLookalikes(options),
+        },
       );
       let unique = stage;
       for (let index = 0; index < stage.length; index++) {

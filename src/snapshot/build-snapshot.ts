@@ -99,9 +99,13 @@ export async function buildSnapshots(
   const { redis, resource } = read;
   const started = Date.now();
   const takenAt = new Date(started).toISOString();
-  // a snapshot taken again (its job was retried) starts from nothing
+  const live = (): number[] =>
+    participants.flatMap((one, index) => (one.wanted?.() === false ? [] : [index]));
+  // a snapshot taken again (its job was retried) starts from nothing; an import that left the
+  // read is not touched (another worker may have taken its preparation over)
+  const present = live().map((index) => participants[index]!);
   await Promise.all(
-    participants.map((one) =>
+    present.map((one) =>
       redis.unlink(...snapshotKeyList(one.keys), ...(one.sync ? [one.sync.missingList] : [])),
     ),
   );
@@ -110,13 +114,11 @@ export async function buildSnapshots(
   // which participants hold keys in the keys hash (see uploadNames); read once
   const keyHashes = new Map<SnapshotParticipant, boolean>();
   await Promise.all(
-    participants.map(async (one) => {
+    present.map(async (one) => {
       keyHashes.set(one, (await redis.exists(one.uploadKeys)) === 1);
     }),
   );
   const checking = participants.some((one) => one.uploadLookalikes !== undefined);
-  const live = (): number[] =>
-    participants.flatMap((one, index) => (one.wanted?.() === false ? [] : [index]));
 
   // the index of the other resource (names in references) is read beside the main one, on a
   // second connection when the client has one: one round trip of the server's latency instead of
@@ -139,9 +141,11 @@ export async function buildSnapshots(
       live()
         .filter((index) => wants(participants[index]!))
         .map(async (index) => {
+          const one = participants[index]!;
           const pipeline = redis.pipeline();
-          await write(participants[index]!, pipeline, tallies[index]!);
-          if (pipeline.length === 0) return;
+          await write(one, pipeline, tallies[index]!);
+          // one that left while its chunk was read writes nothing more
+          if (pipeline.length === 0 || one.wanted?.() === false) return;
           for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
         }),
     );
@@ -237,12 +241,14 @@ export async function buildSnapshots(
   );
   await Promise.all([main, ...index]);
   if (failure) throw failure.error;
-  await forEach(
-    () => true,
-    async (one, pipeline) => {
+  // every participant's keys expire, those of one that left too (it may have written some)
+  await Promise.all(
+    participants.map(async (one) => {
+      const pipeline = redis.pipeline();
       for (const key of snapshotKeyList(one.keys)) pipeline.expire(key, one.ttlSeconds);
       if (one.sync) pipeline.expire(one.sync.missingList, one.ttlSeconds);
-    },
+      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    }),
   );
   const durationMs = Date.now() - started;
   return participants.map((one, at) => {
