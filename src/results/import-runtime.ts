@@ -302,15 +302,6 @@ export class UploadKeys {
     return uploadLookalikesKey(this.prefix, importId);
   }
 
-  /** For each record, the row that showed its key first, or undefined when it is the first. */
-  async claim(
-    importId: string,
-    records: readonly { key: string; row: number }[],
-  ): Promise<(number | undefined)[]> {
-    const claims = await this.claimKeys(importId, records, { refuseRepeats: true });
-    return claims.map((claim) => (claim.kind === 'repeat' ? claim.row : undefined));
-  }
-
   /**
    * Claims each record's key and look-alike key, in order. A repeated key is answered
    * `repeat` when `refuseRepeats` (deletes may repeat a key harmlessly); a key whose look-alike

@@ -569,8 +569,7 @@ export class ImportStore {
   /** Removes every key of the import. True when it existed. */
   async delete(importId: string): Promise<boolean> {
     const [removed] = await Promise.all([
-      this.redis.unlink(...importKeyList(this.keys(importId))),
-      this.redis.unlink(...this.snapshotKeys(importId)),
+      this.redis.unlink(...importKeyList(this.keys(importId)), ...this.snapshotKeys(importId)),
       this.redis.zrem(importIndexKey(this.prefix), importId),
     ]);
     return removed > 0;

@@ -145,8 +145,7 @@ export async function buildSnapshots(
           const pipeline = redis.pipeline();
           await write(one, pipeline, tallies[index]!);
           // one that left while its chunk was read writes nothing more
-          if (pipeline.length === 0 || one.wanted?.() === false) return;
-          for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+          if (one.wanted?.() !== false) await send(pipeline);
         }),
     );
   const index: Promise<void>[] = [];
@@ -247,7 +246,7 @@ export async function buildSnapshots(
       const pipeline = redis.pipeline();
       for (const key of snapshotKeyList(one.keys)) pipeline.expire(key, one.ttlSeconds);
       if (one.sync) pipeline.expire(one.sync.missingList, one.ttlSeconds);
-      for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+      await send(pipeline);
     }),
   );
   const durationMs = Date.now() - started;
@@ -340,8 +339,7 @@ export async function scanLookalikes(options: ScanLookalikesOptions): Promise<nu
     const names = chunk.map((record) => String(record[keyField] ?? ''));
     const pipeline = redis.pipeline();
     await noteLookalikes(redis, pipeline, options.uploadLookalikes, options.lookalikes, names);
-    if (pipeline.length === 0) return;
-    for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+    await send(pipeline);
   });
   await redis.expire(options.lookalikes, options.ttlSeconds);
   return records;
@@ -384,6 +382,12 @@ const indexUsers = (
     name: 'username',
     id: 'userId',
   });
+
+/** Sends a pipeline that holds commands; the first command Redis refused is thrown. */
+async function send(pipeline: ChainableCommander): Promise<void> {
+  if (pipeline.length === 0) return;
+  for (const [error] of (await pipeline.exec()) ?? []) if (error) throw error;
+}
 
 /** Streams every record of a resource, handing them on in chunks. */
 async function streamInChunks(
