@@ -328,6 +328,11 @@ export async function newImportPage(root, { signal, meta }) {
         state.choices.set(column, target);
       }
       for (const column of json.ignore ?? []) state.choices.set(column, IGNORE);
+      // how the feed is written comes with its mapping, as for porter import and HTTP
+      if (typeof json.listSeparator === 'string') listSeparator.value = json.listSeparator;
+      if (typeof json.delimiter === 'string') {
+        delimiter.value = json.delimiter === '\t' ? 'tab' : json.delimiter;
+      }
       renderComputed();
       void refresh();
     } catch (error) {

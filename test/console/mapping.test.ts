@@ -84,6 +84,34 @@ describe('console: a mapping with expressions', () => {
   });
 });
 
+describe("console: a mapping's way of writing the feed", () => {
+  it('loading a mapping sets its list separator and delimiter, as porter import takes them', async () => {
+    const page = await signInToNewImport();
+    await page.getByLabel('File (CSV, JSON or NDJSON)').setInputFiles({
+      name: 'feed.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('username;groups\nsep.ann;Staff,Sales\n'),
+    });
+    await page.getByLabel('Mode').selectOption('upsert');
+    await page.getByLabel('Load a mapping file').setInputFiles({
+      name: 'mapping.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ listSeparator: ',', delimiter: ';' })),
+    });
+    await eventually(() => page.getByLabel('List separator').inputValue()).toBe(',');
+    await eventually(() => page.getByLabel('Delimiter').inputValue()).toBe(';');
+    await page.getByRole('button', { name: 'Start import' }).click();
+    await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
+    const importId = decodeURIComponent(page.url().split('#/imports/')[1]!);
+    const info = await harness.pipeline.waitFinal(importId);
+    expect(info.counts).toMatchObject({ succeeded: 1, failed: 0 });
+    const { store } = harness.pipeline.sandbox;
+    const ids = ['Staff', 'Sales'].map((name) => store.groupByName(name)!.id);
+    expect(store.userByName('sep.ann')?.groups).toEqual(ids);
+    expect(harness.problems).toEqual([]);
+  });
+});
+
 async function signInToNewImport() {
   const page = await harness.newPage();
   await signIn(page, harness.baseUrl);

@@ -18,7 +18,7 @@ interface MapTestValues {
   target?: string;
   format: 'text' | 'json';
   delimiter?: string;
-  listSeparator: string;
+  listSeparator?: string;
 }
 
 /** The records of a target's resource, for `$unique`: read once, streamed, through one connection. */
@@ -58,7 +58,10 @@ export function registerMapCommand(program: Command): void {
       "read the target's names so $unique answers as the import would (today: the admin server of ADMIN_BASE_URL)",
     )
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
-    .option('--list-separator <char>', 'separator of lists inside one cell', '|')
+    .option(
+      '--list-separator <char>',
+      "separator of lists inside one cell (default: the mapping's, else |)",
+    )
     .option(
       '--format <format>',
       'text or json',
@@ -78,7 +81,8 @@ export function registerMapCommand(program: Command): void {
         rows: values.rows,
         fileName: file,
         delimiter: values.delimiter === 'tab' ? '\t' : values.delimiter,
-        listSeparator: values.listSeparator,
+        // as porter import: the flag, else the mapping's, else |
+        listSeparator: values.listSeparator ?? mapping.listSeparator,
         directory:
           values.target === undefined ? undefined : targetDirectory(values.target, values.resource),
       });
