@@ -95,7 +95,7 @@ export function closingLines(info: ImportInfo): string[] {
 export function describeLookup(lookup: LookupInfo): string {
   const size =
     lookup.mode === 'snapshot' && lookup.records !== undefined
-      ? `: ${lookup.records} on the server at ${lookup.takenAt}, ${lookup.kept} named by the upload`
+      ? `: ${lookup.records} on the server at ${lookup.takenAt}, ${lookup.kept} of them named by the upload`
       : '';
   const shared =
     lookup.sharedBy === undefined ? '' : `; one read for ${lookup.sharedBy} imports of this target`;
