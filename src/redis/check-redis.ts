@@ -2,7 +2,8 @@
  * What each process checks of Redis when it starts, so that a wrong Redis is one clear line and
  * an exit, never a worker spinning on errors: that it answers, that it is what the
  * configuration says (one node, a Cluster, a Sentinel set), that it runs Lua scripts, and
- * whether it may evict keys (a warning: an evicting Redis loses jobs and results).
+ * that it does not evict keys when full (an evicting Redis loses imports, jobs and results), unless
+ * that is explicitly allowed.
  */
 import { Redis } from 'ioredis';
 import { PorterError } from '../errors/porter-error.js';
@@ -16,8 +17,10 @@ import {
 
 export interface RedisCheckOptions {
   timeoutMs?: number;
-  /** Where the eviction warning goes. */
+  /** Where the warning about an evicting Redis goes, when eviction is allowed. */
   warn?: (message: string) => void;
+  /** Start on a Redis that evicts keys when full (PORTER_ALLOW_EVICTION). @defaultValue false */
+  allowEviction?: boolean;
   /** Only that it answers (`porter dev` waiting for the Redis it started). @defaultValue false */
   answersOnly?: boolean;
 }
@@ -45,7 +48,7 @@ function unsuitable(message: string, cause?: unknown): PorterError {
 }
 
 function unavailable(settings: RedisSettings, cause: unknown): PorterError {
-  const reason = (cause as Error | undefined)?.message?.split('\n')[0]?.slice(0, 200);
+  const reason = firstLine(cause);
   return new PorterError(
     'PORTER_REDIS_UNAVAILABLE',
     `no Redis answers at ${describeRedis(settings)
@@ -58,48 +61,109 @@ function unavailable(settings: RedisSettings, cause: unknown): PorterError {
   );
 }
 
-/** INFO server of the first node the configuration names (a seed node, a Sentinel, the URL). */
-async function firstNodeMode(settings: RedisSettings, timeoutMs: number): Promise<string> {
-  const mode = redisMode(settings);
-  const first =
-    mode === 'cluster'
-      ? settings.REDIS_CLUSTER_NODES![0]!
-      : mode === 'sentinel'
-        ? settings.REDIS_SENTINELS![0]!
-        : undefined;
-  const probe = first
-    ? new Redis({
-        host: first.host,
-        port: first.port,
-        lazyConnect: true,
-        maxRetriesPerRequest: 0,
-        retryStrategy: () => null,
-        connectTimeout: timeoutMs,
-        enableOfflineQueue: false,
-        ...(settings.REDIS_TLS ? { tls: {} } : {}),
-        ...(mode === 'sentinel'
-          ? {
-              username: settings.REDIS_SENTINEL_USERNAME,
-              password: settings.REDIS_SENTINEL_PASSWORD,
-            }
-          : { username: settings.REDIS_USERNAME, password: settings.REDIS_PASSWORD }),
-      })
-    : createRedisConnection(settings, 'probe', { timeoutMs });
+/** One listed node (a Cluster seed node, a Sentinel) and what it answered. */
+interface NodeProbe {
+  node: string;
+  mode?: string;
+  failure?: string;
+}
+
+/** The first line of an error's message, short: what a log line or a refusal quotes. */
+function firstLine(error: unknown): string | undefined {
+  return (error as Error | undefined)?.message?.split('\n')[0]?.slice(0, 200);
+}
+
+/** INFO server of one node: its `redis_mode`, or why it did not answer. */
+async function probeNode(
+  settings: RedisSettings,
+  node: { host: string; port: number },
+  timeoutMs: number,
+): Promise<NodeProbe> {
+  const sentinel = redisMode(settings) === 'sentinel';
+  const probe = new Redis({
+    host: node.host,
+    port: node.port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: timeoutMs,
+    enableOfflineQueue: false,
+    ...(settings.REDIS_TLS ? { tls: {} } : {}),
+    ...(sentinel
+      ? {
+          username: settings.REDIS_SENTINEL_USERNAME,
+          password: settings.REDIS_SENTINEL_PASSWORD,
+        }
+      : { username: settings.REDIS_USERNAME, password: settings.REDIS_PASSWORD }),
+  });
   probe.on('error', () => {});
+  const name = `${node.host}:${node.port}`;
   try {
     await probe.connect();
     const info = await probe.info('server');
-    return infoField(info, 'redis_mode') ?? 'standalone';
+    return { node: name, mode: infoField(info, 'redis_mode') ?? 'standalone' };
   } catch (error) {
-    throw unavailable(settings, error);
+    return { node: name, failure: firstLine(error) ?? 'no answer' };
   } finally {
     probe.disconnect();
   }
 }
 
 /**
+ * The `redis_mode` of the configured Redis. A seed list (REDIS_CLUSTER_NODES, REDIS_SENTINELS)
+ * exists to tolerate dead nodes: every listed node is asked at once, the first in the list that
+ * answers speaks for them, and those that did not answer are named in a warning. Only when none
+ * answers is Redis unavailable.
+ */
+async function configuredMode(
+  settings: RedisSettings,
+  timeoutMs: number,
+  warn?: (message: string) => void,
+): Promise<string> {
+  const mode = redisMode(settings);
+  const listed =
+    mode === 'cluster'
+      ? settings.REDIS_CLUSTER_NODES!
+      : mode === 'sentinel'
+        ? settings.REDIS_SENTINELS!
+        : undefined;
+  if (!listed) {
+    const probe = createRedisConnection(settings, 'probe', { timeoutMs });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      return infoField(await probe.info('server'), 'redis_mode') ?? 'standalone';
+    } catch (error) {
+      throw unavailable(settings, error);
+    } finally {
+      probe.disconnect();
+    }
+  }
+  const probes = await Promise.all(listed.map((node) => probeNode(settings, node, timeoutMs)));
+  const answered = probes.find((probe) => probe.mode !== undefined);
+  const silent = probes.filter((probe) => probe.failure !== undefined);
+  if (!answered) {
+    throw unavailable(
+      settings,
+      new Error(silent.map((probe) => `${probe.node}: ${probe.failure}`).join('; ')),
+    );
+  }
+  if (silent.length > 0) {
+    const variable = mode === 'cluster' ? 'REDIS_CLUSTER_NODES' : 'REDIS_SENTINELS';
+    warn?.(
+      `${variable}: ${silent.map((probe) => `${probe.node} does not answer (${probe.failure})`).join(', ')}; going on with ${probes
+        .filter((probe) => probe.mode !== undefined)
+        .map((probe) => probe.node)
+        .join(',')}`,
+    );
+  }
+  return answered.mode!;
+}
+
+/**
  * Throws PORTER_REDIS_UNAVAILABLE when Redis does not answer, PORTER_REDIS_UNSUITABLE when it is
- * not what the configuration says or refuses scripts; warns when it may evict keys.
+ * not what the configuration says, refuses scripts, or may evict keys (a warning instead when
+ * `allowEviction`).
  */
 export async function checkRedis(
   settings: RedisSettings,
@@ -107,7 +171,7 @@ export async function checkRedis(
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? 3_000;
   const mode = redisMode(settings);
-  const found = await firstNodeMode(settings, timeoutMs);
+  const found = await configuredMode(settings, timeoutMs, options.warn);
   const expected = { single: 'standalone', cluster: 'cluster', sentinel: 'sentinel' }[mode];
   if (found !== expected) {
     throw unsuitable(
@@ -139,9 +203,13 @@ export async function checkRedis(
       policy = undefined;
     }
     if (policy !== undefined && policy !== 'noeviction') {
-      options.warn?.(
-        `${describeRedis(settings)} has maxmemory-policy ${policy}: when full it evicts keys, and porter's jobs and results with them; set maxmemory-policy noeviction`,
-      );
+      const evicts = `${describeRedis(settings)} has maxmemory-policy ${policy}: when full it evicts keys, and porter's imports, jobs and results with them`;
+      if (!options.allowEviction) {
+        throw unsuitable(
+          `${evicts}; set maxmemory-policy noeviction (or PORTER_ALLOW_EVICTION=true to start anyway)`,
+        );
+      }
+      options.warn?.(`${evicts}; started anyway (PORTER_ALLOW_EVICTION=true)`);
     }
   } finally {
     redis.disconnect();

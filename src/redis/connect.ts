@@ -109,9 +109,20 @@ export function createRedisConnection(
       enableOfflineQueue,
       ...redisOptions
     } = base;
+    // No auto-pipelining on a Cluster: it puts commands of several slots of one node in one
+    // pipeline, and a pipeline is neither sent at all once a slot of it moves ("All keys in the
+    // pipeline should belong to the same slots allocation group") nor sent again after an ASK,
+    // MOVED or TRYAGAIN unless its other commands only read. Alone, each command follows its
+    // own redirections; commands still leave without waiting for each other's answers.
+    void enableAutoPipelining;
     const clusterOptions: ClusterOptions = {
       redisOptions,
-      enableAutoPipelining: enableAutoPipelining ?? false,
+      enableAutoPipelining: false,
+      // a slot in migration answers TRYAGAIN to a command whose keys are split between the two
+      // nodes (or do not exist yet) until its last key has moved: wait it out, about a minute,
+      // before the command fails (a batch then waits and runs again, src/redis/transient.ts)
+      retryDelayOnTryAgain: CLUSTER_TRYAGAIN_DELAY_MS,
+      maxRedirections: CLUSTER_MAX_REDIRECTIONS,
       lazyConnect: lazyConnect ?? false,
       ...(purpose === 'probe' ? { clusterRetryStrategy: () => null } : {}),
       ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
@@ -158,6 +169,11 @@ export function createRedisConnection(
 export function isCluster(redis: Redis): boolean {
   return (redis as unknown as { isCluster?: boolean }).isCluster === true;
 }
+
+/** How long a Cluster command waits before it is sent again after TRYAGAIN. */
+const CLUSTER_TRYAGAIN_DELAY_MS = 200;
+/** Redirections (MOVED, ASK, TRYAGAIN) a Cluster command follows before it fails: about a minute. */
+const CLUSTER_MAX_REDIRECTIONS = 300;
 
 /** The single-node settings of a URL: what tests and `porter dev` start from. */
 export function singleRedis(url: string): RedisSettings {

@@ -105,6 +105,8 @@ export interface RedisNode {
 export interface RedisNodeOptions {
   /** Append-only persistence with this fsync policy; none when unset. */
   appendFsync?: 'always' | 'everysec';
+  /** More redis-server arguments: `['--maxmemory', '20mb']`. */
+  args?: string[];
 }
 
 /** One Redis on a free port, in a temporary directory of its own. */
@@ -125,7 +127,8 @@ export async function startRedisNode(options: RedisNodeOptions = {}): Promise<Re
       ]
     : NO_PERSISTENCE;
   const aofDir = join(dir, 'appendonlydir');
-  let server = await startServer(dir, port, [], persistence);
+  const args = options.args ?? [];
+  let server = await startServer(dir, port, args, persistence);
   let copies = 0;
   return {
     port,
@@ -136,7 +139,7 @@ export async function startRedisNode(options: RedisNodeOptions = {}): Promise<Re
       if (server.child.exitCode === null && server.child.signalCode === null) {
         throw new Error(`redis-server on ${port} is still running`);
       }
-      server = await startServer(dir, port, [], persistence);
+      server = await startServer(dir, port, args, persistence);
     },
     copyAppendOnly: async () => {
       const path = join(dir, `appendonly-copy-${++copies}`);

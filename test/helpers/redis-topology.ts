@@ -21,18 +21,27 @@ export function redisBinariesPresent(): boolean {
 }
 
 export interface RedisCluster {
-  /** host:port of each master, for REDIS_CLUSTER_NODES. */
+  /** host:port of each node (masters first), for REDIS_CLUSTER_NODES. */
   nodes: string;
+  /** The port of each node as started: the masters first, then their replicas. */
   ports: number[];
+  /** Kills a node with SIGKILL. */
+  kill(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** A 3-master Cluster, no replicas; resolves once every slot is served. */
-export async function startRedisCluster(): Promise<RedisCluster> {
+export interface RedisClusterOptions {
+  /** Replicas per master. @defaultValue 0 */
+  replicas?: number;
+}
+
+/** A 3-master Cluster; resolves once every slot is served (and every replica is in sync). */
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
+  const replicas = options.replicas ?? 0;
   const dir = await mkdtemp(join(tmpdir(), 'porter-cluster-'));
   const servers: Server[] = [];
   try {
-    for (let index = 0; index < 3; index++) {
+    for (let index = 0; index < 3 * (1 + replicas); index++) {
       const port = await freePort();
       servers.push(
         await startServer(dir, port, [
@@ -52,7 +61,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
         'create',
         ...servers.map((server) => `127.0.0.1:${server.port}`),
         '--cluster-replicas',
-        '0',
+        String(replicas),
         '--cluster-yes',
       ],
       { encoding: 'utf8', timeout: 30_000 },
@@ -67,6 +76,17 @@ export async function startRedisCluster(): Promise<RedisCluster> {
         { timeoutMs: 20_000, what: 'cluster_state:ok' },
       );
     }
+    for (const server of servers) {
+      await waitFor(
+        async () => {
+          const info = String(await command(server.port, 'INFO', 'replication'));
+          return info.includes('role:master') || info.includes('master_link_status:up')
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 30_000, what: 'the replicas in sync' },
+      );
+    }
   } catch (error) {
     await Promise.all(servers.map((server) => stopServer(server)));
     await rm(dir, { recursive: true, force: true });
@@ -75,6 +95,10 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   return {
     nodes: servers.map((server) => `127.0.0.1:${server.port}`).join(','),
     ports: servers.map((server) => server.port),
+    kill: async (port) => {
+      const server = servers.find((candidate) => candidate.port === port);
+      if (server) await stopServer(server, 'SIGKILL');
+    },
     stop: async () => {
       await Promise.all(servers.map((server) => stopServer(server)));
       await rm(dir, { recursive: true, force: true });

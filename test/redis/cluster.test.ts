@@ -145,7 +145,7 @@ describe('porter on a Redis Cluster', () => {
     const cli = await runPorter(['cancel', 'imp_01m8aaaaaaaaaaaaaaaaaaaaaa'], {
       REDIS_CLUSTER_NODES: cluster.nodes,
       PORTER_PREFIX: env.PORTER_PREFIX,
-      ADMIN_BASE_URL: env.ADMIN_BASE_URL,
+      ADMIN_BASE_URL: env.ADMIN_BASE_URL ?? '',
     });
     expect(cli.code, cli.stderr).not.toBe(0);
     const events = await securityOf(harness.pipeline.context).audit.read({
