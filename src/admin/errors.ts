@@ -53,6 +53,20 @@ export function describeAdminFailure(error: Error): string {
   return error.message;
 }
 
+/**
+ * The error, or one of its causes, that says the target is down for porter as configured: no
+ * connection could be made, or the server refused porter's own credentials (401, 403). Every
+ * record would meet it; undefined for any other failure.
+ */
+export function targetDownError(error: unknown): AdminError | undefined {
+  let at: unknown = error;
+  for (let depth = 0; at instanceof Error && depth < 8; depth++, at = at.cause) {
+    if (at instanceof AdminConnectionError) return at;
+    if (at instanceof AdminError && (at.status === 401 || at.status === 403)) return at;
+  }
+  return undefined;
+}
+
 const TRANSIENT_STATUSES = new Set([408, 429, 502, 503, 504]);
 /** Answers of a proxy or gateway in front of the server, which may have applied the request. */
 const GATEWAY_STATUSES = new Set([502, 504]);

@@ -27,12 +27,17 @@ import { RequestGate } from '../queue/request-gate.js';
 import { checkRedis } from '../redis/check-redis.js';
 import { createRedisConnection, describeRedis } from '../redis/connect.js';
 import { queueErrorListener, watchRedis, type RedisWatch } from '../redis/outage-log.js';
+import { watchRoom, type RoomWatch } from '../redis/redis-full.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import type { BatchRef } from '../execute/run-batch.js';
 import { NOOP_METRICS, type PorterMetrics } from '../metrics/metrics.js';
 import { loadTargets, type Target, type TargetSet } from '../targets/targets.js';
 import { usableTarget } from '../targets/job-target.js';
 import { flushTracing, startTracing } from '../observability/tracing.js';
+import { loadChannels, type ChannelSet } from '../notify/channels.js';
+import type { DeliveryJob } from '../notify/notifier.js';
+import { retryAttempts, type RetrySchedule } from '../notify/retry-schedule.js';
+import { createNotifyQueue } from '../queue/notify-queue.js';
 
 export interface PorterContext {
   readonly env: Env;
@@ -43,6 +48,8 @@ export interface PorterContext {
   readonly bullConnection: Redis;
   /** Whether Redis is away now, told once in the log each way. */
   readonly redisWatch: RedisWatch;
+  /** Whether Redis is full (refuses writes for want of memory), told once in the log each way. */
+  readonly room: RoomWatch;
   readonly store: ImportStore;
   readonly journal: SendJournal;
   readonly runtime: ImportRuntime;
@@ -59,6 +66,11 @@ export interface PorterContext {
   readonly retryPolicy: RetryPolicy;
   /** Every admin server this process may reach, by name (PORTER_TARGETS_FILE, ADMIN_*). */
   readonly targets: TargetSet;
+  /** Where events are told (PORTER_NOTIFY_FILE); none without it. */
+  readonly channels: ChannelSet;
+  /** Deliveries of events to channels, and their retry schedule. */
+  readonly notifyQueue: Queue<DeliveryJob>;
+  readonly notifyRetry: RetrySchedule;
   /** The rate cap and 429 back-off shared by every request to one target, across workers. */
   gateOf(target: Target): RequestGate;
   /** Where the process's parts report their work (admin calls, records, batches). */
@@ -87,17 +99,26 @@ export interface ContextOptions {
   metrics?: PorterMetrics;
   /** The targets, when not read from the environment (`porter dev`). */
   targets?: TargetSet;
+  /** The channels, when not read from PORTER_NOTIFY_FILE. */
+  channels?: ChannelSet;
 }
 
 export async function createPorterContext(
   env: Env,
   options: ContextOptions = {},
 ): Promise<PorterContext> {
+  // first: a refused targets file stops the process before anything holds it open
+  const targets = options.targets ?? loadTargets(env);
+  // a bad channels file (or a channel URL off the allow-list) stops start-up as well
+  const channels = options.channels ?? loadChannels(env);
   const logger = options.logger ?? createLogger({ level: env.LOG_LEVEL });
   // before the queues: they take the tracing's telemetry when they are made
   await startTracing(env, { warn: (message) => logger.warn(message) });
   if (options.checkRedis ?? true) {
-    await checkRedis(env, { warn: (message) => logger.warn(message) });
+    await checkRedis(env, {
+      warn: (message) => logger.warn(message),
+      allowEviction: env.PORTER_ALLOW_EVICTION,
+    });
   }
   // commands issued in the same tick go out in one write: batches in hand share round trips
   const redis = createRedisConnection(env, 'commands');
@@ -105,6 +126,7 @@ export async function createPorterContext(
   const watch = watchRedis(logger, describeRedis(env));
   watch.add(redis);
   watch.add(bullConnection);
+  const room = watchRoom(logger, describeRedis(env));
   const ttlSeconds = Math.round(env.PORTER_RESULT_TTL_DAYS * 24 * 3600);
   const store = new ImportStore({ redis, prefix: env.PORTER_PREFIX, ttlSeconds });
   const journal = new SendJournal(redis, env.PORTER_PREFIX, ttlSeconds);
@@ -122,7 +144,6 @@ export async function createPorterContext(
     prefix: env.PORTER_PREFIX,
     failedJobTtlSeconds: ttlSeconds,
   });
-  const targets = options.targets ?? loadTargets(env);
   const gates = new Map<string, RequestGate>();
   const gateOf = (target: Target): RequestGate => {
     let gate = gates.get(target.name);
@@ -143,6 +164,17 @@ export async function createPorterContext(
     prefix: env.PORTER_PREFIX,
     jobTtlSeconds: ttlSeconds,
   });
+  const notifyRetry: RetrySchedule = {
+    baseMs: env.PORTER_NOTIFY_RETRY_BASE_MS,
+    maxMs: env.PORTER_NOTIFY_RETRY_MAX_MS,
+    windowMs: Math.round(env.PORTER_NOTIFY_RETRY_HOURS * 3_600_000),
+  };
+  const notifyQueue = createNotifyQueue({
+    connection: bullConnection,
+    prefix: env.PORTER_PREFIX,
+    attempts: retryAttempts(notifyRetry),
+    jobTtlSeconds: ttlSeconds,
+  });
   const retryPolicy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
     maxAttempts: env.PORTER_MAX_ATTEMPTS,
@@ -150,9 +182,13 @@ export async function createPorterContext(
     maxDelayMs: env.PORTER_RETRY_MAX_MS,
   };
   // no bare stack trace from a queue: BullMQ prints one when an error has no listener
-  importQueue.on('error', queueErrorListener(logger, 'import queue', 'warn'));
-  exportQueue.on('error', queueErrorListener(logger, 'export queue', 'warn'));
-  importScheduleQueue.on('error', queueErrorListener(logger, 'import schedule queue', 'warn'));
+  importQueue.on('error', queueErrorListener(logger, 'import queue', 'warn', room));
+  exportQueue.on('error', queueErrorListener(logger, 'export queue', 'warn', room));
+  importScheduleQueue.on(
+    'error',
+    queueErrorListener(logger, 'import schedule queue', 'warn', room),
+  );
+  notifyQueue.on('error', queueErrorListener(logger, 'notify queue', 'warn', room));
   const metrics = options.metrics ?? NOOP_METRICS;
   let closing: Promise<void> | undefined;
   return {
@@ -161,6 +197,7 @@ export async function createPorterContext(
     redis,
     bullConnection,
     redisWatch: watch,
+    room,
     store,
     journal,
     runtime,
@@ -173,14 +210,15 @@ export async function createPorterContext(
     importScheduleQueue,
     retryPolicy,
     targets,
+    channels,
+    notifyQueue,
+    notifyRetry,
     gateOf,
     metrics,
     enqueueBatches: (refs) => enqueueBatches(importQueue, refs),
     enqueuePrepare: (importId, target) => enqueuePrepare(importQueue, importId, target),
     createAdminClient: (connections, which) => {
-      const target = usableTarget(
-        typeof which === 'object' ? which : targets.require(which ?? 'default'),
-      );
+      const target = usableTarget(typeof which === 'object' ? which : targets.resolve(which));
       const gate = gateOf(target);
       const wanted = connections ?? 16;
       return new AdminClient({
@@ -194,7 +232,12 @@ export async function createPorterContext(
     },
     close: () => {
       closing ??= (async () => {
-        await Promise.all([importQueue.close(), exportQueue.close(), importScheduleQueue.close()]);
+        await Promise.all([
+          importQueue.close(),
+          exportQueue.close(),
+          importScheduleQueue.close(),
+          notifyQueue.close(),
+        ]);
         await Promise.allSettled([redis.quit(), bullConnection.quit()]);
         // the spans of this process's work leave before it exits
         await flushTracing();

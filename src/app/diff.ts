@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { RESOURCE_NAMES } from '../admin/resources.js';
 import { DiffReport } from '../diff/diff-report.js';
-import { runDiff, type DiffResult, type DiffSource } from '../diff/run-diff.js';
+import { runDiff, type DiffResult, type DiffRow, type DiffSource } from '../diff/run-diff.js';
 import { readBundle } from '../migrate/bundle-reader.js';
 import type { PorterContext } from './context.js';
 
@@ -15,7 +15,7 @@ export async function* bundleDiffSource(path: string): DiffSource {
 }
 
 /** A target's records, each resource read with one streamed GET. */
-export async function* liveDiffSource(context: PorterContext, target = 'default'): DiffSource {
+export async function* liveDiffSource(context: PorterContext, target?: string): DiffSource {
   const client = context.createAdminClient(4, target);
   try {
     for (const resource of RESOURCE_NAMES) {
@@ -26,6 +26,21 @@ export async function* liveDiffSource(context: PorterContext, target = 'default'
   } finally {
     await client.close();
   }
+}
+
+/** Compares A and B; each difference goes to `onRow` as it is found. */
+export async function diffRows(
+  context: PorterContext,
+  a: DiffSource,
+  b: DiffSource,
+  onRow: (row: DiffRow) => void,
+): Promise<DiffResult & { rows: number }> {
+  let rows = 0;
+  const result = await runDiff(context.redis, context.env.PORTER_PREFIX, a, b, (row) => {
+    rows++;
+    onRow(row);
+  });
+  return { ...result, rows };
 }
 
 /** Compares A and B and writes diff.csv and diff.json into `dir`. */

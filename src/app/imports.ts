@@ -20,6 +20,11 @@ import type { PorterContext } from './context.js';
 import { requireAppliable, requireHeld } from './plan-approval.js';
 import { bindTarget } from '../targets/job-target.js';
 import { checkFourEyes, recordApproval } from '../auth/four-eyes.js';
+import { checkTargetAllowed } from '../auth/target-limits.js';
+import { currentPrincipal } from '../auth/acting.js';
+import { emitInBackground } from './notify.js';
+import { breakerNotice, planNotice } from '../notify/work-notices.js';
+import { isScimPlan, releaseScimPlan } from './scim-release.js';
 
 export type ReportFormat = 'csv' | 'json';
 
@@ -53,6 +58,7 @@ export async function startImport(
     {
       store: context.store,
       keys: context.uploadKeys,
+      room: context.room,
       enqueuePrepare: (importId) => context.enqueuePrepare(importId, options.target),
       onCreated,
       maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
@@ -61,13 +67,18 @@ export async function startImport(
   );
 }
 
-/** A target's records of a resource, streamed (for a mapping's `$unique`). */
+/**
+ * A target's records of a resource, streamed (for a mapping's `$unique`); refused
+ * (PORTER_FORBIDDEN) to a principal limited to other targets, before anything is read.
+ */
 export async function* readDirectory(
   context: PorterContext,
   resource: ImportOptions['resource'],
-  target = 'default',
+  target?: string,
 ): AsyncGenerator<Record<string, unknown>> {
-  const client = context.createAdminClient(1, target);
+  const resolved = context.targets.resolve(target);
+  checkTargetAllowed(resolved.name);
+  const client = context.createAdminClient(1, resolved);
   try {
     for await (const batch of client.streamBatches(resource)) {
       yield* batch as Array<Record<string, unknown>>;
@@ -158,7 +169,9 @@ export async function writeReport(
   // a report of the failed records lists the input columns first, ready to fix and upload again
   const inputFirst =
     options.status !== undefined && options.status.every((status) => status !== 'succeeded');
-  return writeCsvReport(results, out, { columns: info.columns, inputFirst, end: options.end });
+  // a JSON upload's later records may hold keys its first lacks: they are columns too
+  const columns = [...info.columns, ...(info.moreColumns ?? [])];
+  return writeCsvReport(results, out, { columns, inputFirst, end: options.end });
 }
 
 /** Whether any worker listens on the import queue (for a hint when nothing moves). */
@@ -187,7 +200,10 @@ export async function cancelImport(
   await context.store.cancel(importId, reason);
   await dropPendingBatches(context.importQueue, context, importId, CANCELLED_REASON);
   // a held sync's plan is dropped: nothing of it can be approved any more
-  if (info.state === 'held') await context.redis.unlink(context.store.keys(importId).staged);
+  if (info.state === 'held') {
+    await context.redis.unlink(context.store.keys(importId).staged);
+    emitInBackground(context, planNotice('dropped', info, actingName()));
+  }
   return requireImport(context, importId);
 }
 
@@ -201,7 +217,12 @@ export async function resumeImport(context: PorterContext, importId: string): Pr
   await context.health.clear(importId);
   await context.store.resume(importId);
   await promoteDelayedBatches(context.importQueue, context.store, importId);
-  return requireImport(context, importId);
+  const resumed = await requireImport(context, importId);
+  emitInBackground(context, {
+    ...breakerNotice('resumed', resumed, `resumed by ${actingName()}`),
+    key: `${importId}.resumed.${Date.now()}`,
+  });
+  return resumed;
 }
 
 /**
@@ -238,6 +259,8 @@ export async function approveImport(
   // a target that changed or turned read-only refuses before the held sync changes state
   boundToTarget(context, { ...plan.options, dryRun: false });
   checkFourEyes(context.targets, plan);
+  // a held SCIM plan is released here: its locks and deletes in multi-record calls
+  if (isScimPlan(plan)) return releaseScimPlan(context, plan, onCreated);
   const applicationId = newImportId();
   const bad = plan.counts.failed + plan.counts.unprocessed;
   const reason = `approved; written by import ${applicationId}`;
@@ -255,6 +278,7 @@ export async function approveImport(
   const application = await startApplication(context, plan, { id: applicationId, onCreated });
   // the plan's records now live in the application; the held sync keeps its report
   await context.redis.unlink(context.store.keys(heldId).staged);
+  emitInBackground(context, planNotice('approved', plan, actingName(), application));
   return application;
 }
 
@@ -440,6 +464,8 @@ export async function retryImport(
       fileName: `retry-of-${importId}.ndjson`,
       format: 'ndjson',
       retryOf: importId,
+      // the records are still its starter's: a retried dry run is not theirs to apply
+      onBehalfOf: original.onBehalfOf ?? original.startedBy,
     },
     onCreated,
   );
@@ -454,4 +480,9 @@ export function leftOutText(importId: string, leftOut: RetryLeftOut): string {
     `record (${describeLeftOut(leftOut)}); fix them in the file ` +
     `(porter report ${importId} --status failed) and import it again`
   );
+}
+
+/** Who acts now, for the events that name them. */
+function actingName(): string {
+  return currentPrincipal()?.name ?? 'porter';
 }

@@ -19,7 +19,9 @@ import {
   type MigrationInfo,
   type MigrationOptions,
 } from '../migrate/migration-model.js';
-import { MigrationStore } from '../migrate/migration-store.js';
+import { MigrationStore, type MigrationStarter } from '../migrate/migration-store.js';
+import { currentActor } from '../auth/acting.js';
+import { runOnBehalfOf } from './worker-action.js';
 import { readLiveSource } from '../migrate/read-source.js';
 import { stagedBundle } from '../migrate/staged-bundle.js';
 import { SourceStager } from '../migrate/stage-source.js';
@@ -48,12 +50,44 @@ export function migrationStore(context: PorterContext): MigrationStore {
   });
 }
 
-/** What a stage runner needs, from a context. */
+/**
+ * What a stage runner needs, from a context. A stage's import is started by a worker on behalf
+ * of the principal that started the migration: it records that principal (`startedBy`, so four
+ * eyes knows whose plan it is), and writes its `import.start` audit events as that principal.
+ */
 export function stageRunnerDeps(context: PorterContext): StageRunnerDeps {
+  const migrations = migrationStore(context);
   return {
-    migrations: migrationStore(context),
+    migrations,
     imports: context.store,
-    startImport: (request, onCreated) => startImport(context, request, onCreated),
+    startImport: async (request, onCreated, { migrationId, stage }) => {
+      const starter = await migrations.starter(migrationId);
+      const { options } = request;
+      return runOnBehalfOf(
+        context,
+        starter.principal,
+        'import.start',
+        {
+          migration: migrationId,
+          stage,
+          ...(starter.actionId ? { migrationActionId: starter.actionId } : {}),
+          resource: options.resource,
+          mode: options.mode,
+          dryRun: options.dryRun,
+          target: options.target,
+        },
+        () => startImport(context, request, onCreated),
+      );
+    },
+  };
+}
+
+/** The principal acting now and its audit action, which a migration's stages act as. */
+function currentStarter(): MigrationStarter {
+  const actor = currentActor();
+  return {
+    ...(actor?.principal ? { principal: actor.principal } : {}),
+    ...(actor?.actionId ? { actionId: actor.actionId } : {}),
   };
 }
 
@@ -76,7 +110,7 @@ export async function startMigration(
   const store = migrationStore(context);
   const options = bindMigrationTargets(context, request.options);
   const migrationId = newImportId().replace(/^imp_/, 'mig_');
-  await store.create(migrationId, options, request.fileName);
+  await store.create(migrationId, options, request.fileName, currentStarter());
   onCreated?.(migrationId);
   const stager = new SourceStager(store, migrationId);
   try {
@@ -152,7 +186,7 @@ export async function startLiveMigration(
   const options = bindMigrationTargets(context, request.options, request.from);
   const store = migrationStore(context);
   const migrationId = newImportId().replace(/^imp_/, 'mig_');
-  await store.create(migrationId, options, undefined);
+  await store.create(migrationId, options, undefined, currentStarter());
   await enqueueMigrationRead(flowOptions(context), migrationId);
   return requireMigration(context, migrationId);
 }

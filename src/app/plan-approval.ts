@@ -4,15 +4,26 @@
  * by naming the counts ("lock 59, update 171"): the console and the CLI always ask, and the HTTP
  * API checks a `confirm` it is given against the plan.
  */
+import { checkTargetAllowed } from '../auth/target-limits.js';
 import { PorterError } from '../errors/porter-error.js';
+import { DEFAULT_TARGET } from '../targets/targets.js';
 import type { ImportInfo, RecordAction, RecordResult } from '../model/import.js';
 import type { PorterContext } from './context.js';
+import { targetShown, type WritePreview } from './write-preview.js';
 
 /** How a plan is carried out: a held sync is approved, a finished dry run applied. */
 export type PlanCommand = 'approve' | 'apply';
 
 /** The actions that write, the ones that remove or lock first. */
-export const WRITE_ACTIONS = ['delete', 'lock', 'create', 'update'] as const;
+export const WRITE_ACTIONS = [
+  'delete',
+  'lock',
+  'create',
+  'update',
+  'adopt',
+  'rename',
+  'reactivate',
+] as const;
 
 /** Actions that take something away from the directory: shown before any other. */
 export const REMOVAL_ACTIONS: readonly RecordAction[] = ['delete', 'lock'];
@@ -20,17 +31,11 @@ export const REMOVAL_ACTIONS: readonly RecordAction[] = ['delete', 'lock'];
 /** Removal records a preview lists at most by default. */
 export const PREVIEW_REMOVALS = 20;
 
-export interface PlanPreview {
-  id: string;
+/** The first removals are in input order (a sync's server-only rows come after the file's). */
+export interface PlanPreview extends WritePreview {
   command: PlanCommand;
   /** Records the plan writes, per action, removals first; actions with none left out. */
   writes: Array<{ action: (typeof WRITE_ACTIONS)[number]; records: number }>;
-  /** The counts as the operator confirms them: "lock 59, update 171" ("nothing" when none). */
-  confirm: string;
-  /** Records the plan deletes or locks. */
-  removals: number;
-  /** The first of them in input order (a sync's server-only rows come after the file's). */
-  firstRemovals: RecordResult[];
 }
 
 /** Refuses (PORTER_CONFLICT) an import that is not a held sync. */
@@ -104,6 +109,9 @@ export async function previewPlan(
   command: PlanCommand,
   limit = PREVIEW_REMOVALS,
 ): Promise<PlanPreview> {
+  // a token limited to other targets reads nothing of this plan
+  const target = plan.options.target ?? DEFAULT_TARGET;
+  checkTargetAllowed(target);
   if (command === 'approve') requireHeld(plan);
   else requireAppliable(plan);
   const removals = REMOVAL_ACTIONS.reduce((sum, action) => sum + (plan.actions[action] ?? 0), 0);
@@ -122,5 +130,6 @@ export async function previewPlan(
     confirm: confirmationText(plan),
     removals,
     firstRemovals,
+    target: targetShown(context, target),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { AuditLog } from '../audit/audit-log.js';
 import { FailureLimit } from '../auth/failure-limit.js';
+import { OidcSignIn, oidcSettings } from '../auth/oidc.js';
 import { SessionStore } from '../auth/sessions.js';
 import { TokenStore } from '../auth/token-store.js';
 import type { PorterContext } from './context.js';
@@ -37,6 +38,21 @@ export function securityOf(context: PorterContext): Security {
   };
   made.set(context, security);
   return security;
+}
+
+const signIns = new WeakMap<PorterContext, OidcSignIn | undefined>();
+
+/**
+ * The context's OpenID Connect sign-in, or undefined when PORTER_OIDC_ISSUER is unset; made once
+ * per context (it keeps the provider's discovered configuration). PORTER_CONFIG_INVALID when the
+ * settings are incomplete.
+ */
+export function oidcOf(context: PorterContext): OidcSignIn | undefined {
+  if (signIns.has(context)) return signIns.get(context);
+  const settings = oidcSettings(context.env);
+  const signIn = settings ? new OidcSignIn(settings) : undefined;
+  signIns.set(context, signIn);
+  return signIn;
 }
 
 /**

@@ -38,16 +38,12 @@ export function undoLogOf(context: PorterContext): UndoLog {
 }
 
 /**
- * Starts the undo of an ended import: a new import, linked by `undoOf`, of one record per record
- * the import changed; the import undone names it (`undoneBy`). Given an approved held sync, it
- * undoes the import that wrote its plan (`writtenBy`). Refused while the import runs, for a dry
- * run, for a held sync (approved by none: nothing written), and when it changed nothing.
+ * The import an undo of `importId` turns back (given an approved held sync: the import that wrote
+ * its plan), after the refusals: still running, a dry run, a held sync, nothing changed.
  */
-export async function undoImport(
+export async function undoableImport(
   context: PorterContext,
   importId: string,
-  request: UndoRequest = {},
-  onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const original = await writerOf(context, await requireImport(context, importId));
   if (!original.settled) {
@@ -62,13 +58,29 @@ export async function undoImport(
       `import ${importId} is a dry run: it changed nothing, so there is nothing to undo`,
     );
   }
-  const log = undoLogOf(context);
-  if (await log.isEmpty(original.id)) {
+  if (await undoLogOf(context).isEmpty(original.id)) {
     throw new PorterError(
       'PORTER_INPUT_EMPTY',
       `import ${original.id} changed no record on the admin server; nothing to undo`,
     );
   }
+  return original;
+}
+
+/**
+ * Starts the undo of an ended import: a new import, linked by `undoOf`, of one record per record
+ * the import changed; the import undone names it (`undoneBy`). Given an approved held sync, it
+ * undoes the import that wrote its plan (`writtenBy`). Refused while the import runs, for a dry
+ * run, for a held sync (approved by none: nothing written), and when it changed nothing.
+ */
+export async function undoImport(
+  context: PorterContext,
+  importId: string,
+  request: UndoRequest = {},
+  onCreated?: (info: ImportInfo) => void,
+): Promise<ImportInfo> {
+  const original = await undoableImport(context, importId);
+  const log = undoLogOf(context);
   const { resource } = original.options;
   const { store } = context;
   const options: ImportOptions = {

@@ -1,6 +1,7 @@
 /**
- * Work a worker starts on its own (a schedule's run, a watched folder's file) acts as the
- * schedule or the watch: `schedule:<name>`, `watch:<dir>`, on behalf of whoever added it. Like an
+ * Work a worker does for someone acts as that someone. A schedule's run or a watched folder's
+ * file acts as the schedule or the watch (`schedule:<name>`, `watch:<dir>`), on behalf of whoever
+ * added it; a migration's stage imports act as the principal that started the migration. Like an
  * HTTP request, it writes an `intent` audit event before it starts and a `result` event with the
  * same `actionId` after; the imports it creates record who started them and that `actionId`.
  * When the intent cannot be written, the work does not start.
@@ -9,7 +10,7 @@ import { runAs, type Actor } from '../auth/acting.js';
 import type { Principal } from '../auth/principal.js';
 import { whoOf, type AuditEvent } from '../audit/audit-event.js';
 import { newActionId } from '../audit/audit-log.js';
-import { isPorterError } from '../errors/porter-error.js';
+import { errorResult } from '../audit/outcome.js';
 import type { PorterContext } from './context.js';
 import { securityOf } from './security.js';
 
@@ -32,16 +33,30 @@ export function workerPrincipal(worker: WorkerActor): Principal {
 }
 
 /** Runs `body` as the worker, between the intent and the result event of `action`. */
-export async function runAsWorker<T>(
+export function runAsWorker<T>(
   context: PorterContext,
   worker: WorkerActor,
   action: string,
   what: Record<string, unknown>,
   body: () => Promise<T>,
 ): Promise<T> {
+  return runOnBehalfOf(context, workerPrincipal(worker), action, what, body);
+}
+
+/**
+ * Runs `body` in a worker as `principal` (undefined: a principal no longer known, which acts as
+ * nobody), between the intent and the result event of `action`.
+ */
+export async function runOnBehalfOf<T>(
+  context: PorterContext,
+  principal: Principal | undefined,
+  action: string,
+  what: Record<string, unknown>,
+  body: () => Promise<T>,
+): Promise<T> {
   const { audit } = securityOf(context);
   const actor: Actor = {
-    principal: workerPrincipal(worker),
+    ...(principal ? { principal } : {}),
     from: { address: 'worker' },
     actionId: newActionId(),
     created: [],
@@ -70,14 +85,10 @@ export async function runAsWorker<T>(
       );
   try {
     const value = await runAs(actor, body);
-    await result({ ok: true });
+    await result({ ok: true, outcome: 'ok' });
     return value;
   } catch (error) {
-    await result({
-      ok: false,
-      code: isPorterError(error) ? error.code : 'PORTER_INTERNAL',
-      message: error instanceof Error ? error.message.slice(0, 300) : undefined,
-    });
+    await result(errorResult(error, actor.created.length > 0));
     throw error;
   }
 }

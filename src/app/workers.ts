@@ -15,6 +15,10 @@ import { PrometheusMetrics } from '../metrics/prometheus.js';
 import { ReadinessProbe } from './readiness.js';
 import { UndoLog } from '../results/undo-log.js';
 import { TargetClients } from './target-clients.js';
+import { runWithoutActor } from '../auth/acting.js';
+import { createNotifyWorker } from '../queue/notify-worker.js';
+import { auditGiveUp, emitInBackground, watchExpiringTokens, watchImportEnds } from './notify.js';
+import { breakerNotice, exportNotice } from '../notify/work-notices.js';
 
 export interface WorkerSetOptions {
   /**
@@ -54,10 +58,19 @@ export function batchesInHand(calls: number): number {
   return calls + Math.floor(calls / 2);
 }
 
+/**
+ * Starts the import, export, schedule and migration workers. They start outside the actor of
+ * whatever started them (`porter worker`'s own `cli:<user>`, a request of `porter dev`): each
+ * job acts as the principal it works for, or as nobody.
+ */
 export function startWorkers(
   context: PorterContext,
   options: WorkerSetOptions = {},
 ): RunningWorkers {
+  return runWithoutActor(() => startWorkerSet(context, options));
+}
+
+function startWorkerSet(context: PorterContext, options: WorkerSetOptions): RunningWorkers {
   const calls = options.concurrency ?? context.env.PORTER_WORKER_CONCURRENCY;
   // each target's pool caps the import calls in flight to it; exports stream over their own pools
   const clients = new TargetClients(context, calls);
@@ -70,6 +83,7 @@ export function startWorkers(
     queue: context.importQueue,
     logger: context.logger.child({ component: 'import-worker' }),
     prepare: { redis: context.redis, store: context.store },
+    room: context.room,
     deps: {
       bindTarget: (ref) => clients.bind(ref),
       directory: { redis: context.redis, prefix: context.env.PORTER_PREFIX },
@@ -81,6 +95,8 @@ export function startWorkers(
       breaker: context.breaker,
       retry: context.retryPolicy,
       metrics: context.metrics,
+      onBreaker: (kind, info, reason) =>
+        emitInBackground(context, breakerNotice(kind, info, reason)),
     },
   });
   const exportWorker = createExportWorker({
@@ -92,6 +108,10 @@ export function startWorkers(
       store: context.exportStore,
       bindTarget: (ref) => exportClients.bind(ref),
       retry: context.retryPolicy,
+    },
+    onEnd: (info) => {
+      const notice = exportNotice(info);
+      if (notice) emitInBackground(context, notice);
     },
   });
   // runs of import schedules: each reads its file and submits an import to the queue above
@@ -111,11 +131,31 @@ export function startWorkers(
     readSource: (migrationId, run) => readMigrationSource(context, migrationId, run),
     jobTtlSeconds: context.store.ttlSeconds,
   });
+  // deliveries of notifications, on their own: a slow receiver holds none of the work above
+  const notifyWorker = createNotifyWorker({
+    connection: context.bullConnection,
+    prefix: context.env.PORTER_PREFIX,
+    channels: context.channels,
+    schedule: context.notifyRetry,
+    deliver: {
+      timeoutMs: context.env.PORTER_NOTIFY_TIMEOUT_MS,
+      allowedHosts: context.env.PORTER_NOTIFY_ALLOWED_HOSTS,
+    },
+    lockDurationMs: options.lockDurationMs ?? context.env.PORTER_LOCK_DURATION_MS,
+    logger: context.logger.child({ component: 'notify-worker' }),
+    onGiveUp: (job, reason) => auditGiveUp(context, job, reason),
+  });
+  const importEnds = watchImportEnds(context).catch((error: unknown) => {
+    context.logger.warn({ err: error }, 'could not watch import ends for notifications');
+    return async () => {};
+  });
+  const stopTokenWatch = watchExpiringTokens(context);
   let closing: Promise<void> | undefined;
   return {
-    workers: [importWorker, exportWorker, importScheduleWorker, migrationWorker],
+    workers: [importWorker, exportWorker, importScheduleWorker, migrationWorker, notifyWorker],
     close: () => {
       closing ??= (async () => {
+        stopTokenWatch();
         const timeoutMs = options.shutdownTimeoutMs ?? context.env.PORTER_SHUTDOWN_TIMEOUT_MS;
         let timer: NodeJS.Timeout | undefined;
         const drained = Promise.all([
@@ -123,7 +163,12 @@ export function startWorkers(
           exportWorker.close(),
           importScheduleWorker.close(),
           migrationWorker.close(),
+          notifyWorker.close(),
+          importEnds.then((close) => close()),
         ]).then(() => true);
+        // a delivery in flight is given up at once (tried again later): a receiver that hangs
+        // never holds a stopping worker
+        notifyWorker.cancelAllJobs(SHUTDOWN_REASON);
         const timedOut = new Promise<false>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
         });

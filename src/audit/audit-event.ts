@@ -3,6 +3,9 @@ import type { Principal } from '../auth/principal.js';
 
 export type AuditPhase = 'intent' | 'result' | 'done';
 
+/** What an action came to (src/audit/outcome.ts says how each is decided). */
+export type AuditOutcome = 'ok' | 'partial' | 'held' | 'failed' | 'refused';
+
 export interface AuditEvent {
   /** The stream entry's id (milliseconds-sequence), set when stored. */
   id?: string;
@@ -17,12 +20,27 @@ export interface AuditEvent {
    */
   phase: AuditPhase;
   actionId: string;
-  /** `onBehalfOf`: who added the schedule or started the watch that acts. */
-  who: { name: string; role?: string; via?: string; onBehalfOf?: string };
+  /**
+   * `onBehalfOf`: who added the schedule or started the watch that acts; `display`: a name shown
+   * beside `name` (an OpenID Connect user's email).
+   */
+  who: { name: string; role?: string; via?: string; onBehalfOf?: string; display?: string };
   from?: { address?: string; userAgent?: string };
-  /** Ids, target, mode, counts. */
+  /** Ids, target, mode; of a result, what the work came to: its state and counts. */
   what: Record<string, unknown>;
-  result?: { ok: boolean; status?: number; code?: string; message?: string };
+  result?: {
+    /** Done as asked, all of it. */
+    ok: boolean;
+    /** ok, partial, held, failed, or refused (turned down before anything happened). */
+    outcome?: AuditOutcome;
+    /** The HTTP status of the answer. */
+    status?: number;
+    /** The exit code of the command. */
+    exitCode?: number;
+    /** The error code, when it failed or was refused. */
+    code?: string;
+    message?: string;
+  };
 }
 
 /** The `who` of an event from a principal, or `anonymous`. */
@@ -33,5 +51,6 @@ export function whoOf(principal: Principal | undefined): AuditEvent['who'] {
     role: principal.role,
     via: principal.via,
     ...(principal.onBehalfOf ? { onBehalfOf: principal.onBehalfOf } : {}),
+    ...(principal.display ? { display: principal.display } : {}),
   };
 }

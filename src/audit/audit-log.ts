@@ -21,7 +21,7 @@ export interface AuditLogOptions {
 export interface AuditQuery {
   /** Events at or after this time. */
   since?: Date;
-  /** Only events whose principal name contains this text. */
+  /** Only events whose principal's name (or shown name) contains this text. */
   who?: string;
   /** Only events of this action (prefix match: `import.` takes every import action). */
   action?: string;
@@ -101,7 +101,11 @@ function parse(id: string, fields: string[]): AuditEvent | undefined {
 }
 
 function matches(event: AuditEvent, query: AuditQuery): boolean {
-  if (query.who && !event.who.name.toLowerCase().includes(query.who.toLowerCase())) return false;
+  if (query.who) {
+    const wanted = query.who.toLowerCase();
+    const names = [event.who.name, event.who.display ?? ''].map((name) => name.toLowerCase());
+    if (!names.some((name) => name.includes(wanted))) return false;
+  }
   if (query.action && !event.action.startsWith(query.action)) return false;
   return true;
 }

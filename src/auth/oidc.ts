@@ -1,106 +1,101 @@
 /**
  * The console's sign-in with the organisation's OpenID Connect provider: the authorisation code
- * flow with PKCE (openid-client). The state, nonce and code verifier of a sign-in in progress
- * wait in Redis for ten minutes, so any API process can take the callback. The role comes from a
- * claim (PORTER_OIDC_ROLE_CLAIM, `groups` by default) through PORTER_OIDC_ROLE_MAP; a user whose
- * claim maps to no role is refused.
+ * flow with PKCE (openid-client). A sign-in in progress is bound to the browser that started it:
+ * its state, nonce and code verifier travel in a short-lived cookie of that browser (the
+ * `pending` value), never in Redis, so a callback opened in another browser is refused (no login
+ * CSRF), and any API process takes the callback. A session's role is asked of the provider again
+ * later (`recheck`): with the refresh token when it gave one, else the userinfo endpoint while the
+ * access token lasts; when neither answers, the session cannot be checked and ends.
  */
+import { timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
-import type { Redis } from 'ioredis';
-import type { Env } from '../config/env.js';
 import { PorterError } from '../errors/porter-error.js';
+import { oidcPrincipal, type OidcSettings } from './oidc-settings.js';
 import type { Principal } from './principal.js';
-import { parseRole, roleIncludes, type Role } from './roles.js';
 
-export interface OidcSettings {
-  issuer: string;
-  clientId: string;
-  clientSecret?: string;
-  redirectUrl: string;
-  scopes: string;
-  roleClaim: string;
-  nameClaim: string;
-  roleMap: ReadonlyMap<string, Role>;
-  allowHttp: boolean;
+export { oidcSettings, type OidcSettings } from './oidc-settings.js';
+
+/** What the provider gave to ask it again: kept sealed with the session (session-seal.ts). */
+export interface OidcGrant {
+  /** The subject the provider signed in. */
+  sub: string;
+  accessToken?: string;
+  /** When the access token expires, in ms since the epoch. */
+  accessExpiresAt?: number;
+  refreshToken?: string;
 }
 
-/** The sign-in's settings, or undefined when PORTER_OIDC_ISSUER is unset. */
-export function oidcSettings(env: Env): OidcSettings | undefined {
-  if (!env.PORTER_OIDC_ISSUER) return undefined;
-  if (!env.PORTER_OIDC_CLIENT_ID || !env.PORTER_OIDC_REDIRECT_URL) {
-    throw new PorterError(
-      'PORTER_CONFIG_INVALID',
-      'PORTER_OIDC_ISSUER needs PORTER_OIDC_CLIENT_ID and PORTER_OIDC_REDIRECT_URL',
-    );
-  }
-  return {
-    issuer: env.PORTER_OIDC_ISSUER,
-    clientId: env.PORTER_OIDC_CLIENT_ID,
-    clientSecret: env.PORTER_OIDC_CLIENT_SECRET,
-    redirectUrl: env.PORTER_OIDC_REDIRECT_URL,
-    scopes: env.PORTER_OIDC_SCOPES,
-    roleClaim: env.PORTER_OIDC_ROLE_CLAIM,
-    nameClaim: env.PORTER_OIDC_NAME_CLAIM,
-    roleMap: parseRoleMap(env.PORTER_OIDC_ROLE_MAP ?? ''),
-    allowHttp: env.PORTER_OIDC_ALLOW_HTTP,
-  };
-}
-
-/** `porter-admins=admin,dam-ops=operator` → claim value → role. */
-export function parseRoleMap(text: string): Map<string, Role> {
-  const map = new Map<string, Role>();
-  for (const pair of text
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean)) {
-    const equals = pair.lastIndexOf('=');
-    if (equals <= 0) {
-      throw new PorterError(
-        'PORTER_CONFIG_INVALID',
-        `PORTER_OIDC_ROLE_MAP: "${pair}" is not value=role`,
-      );
-    }
-    map.set(
-      pair.slice(0, equals).trim(),
-      parseRole(pair.slice(equals + 1).trim(), 'PORTER_OIDC_ROLE_MAP'),
-    );
-  }
-  return map;
-}
-
-/** The highest role the claim's values map to, if any. */
-export function roleFromClaim(
-  claim: unknown,
-  roleMap: ReadonlyMap<string, Role>,
-): Role | undefined {
-  const values = Array.isArray(claim)
-    ? claim
-    : typeof claim === 'string'
-      ? claim.split(/[\s,]+/)
-      : [];
-  let best: Role | undefined;
-  for (const value of values) {
-    const role = typeof value === 'string' ? roleMap.get(value) : undefined;
-    if (role && (!best || roleIncludes(role, best))) best = role;
-  }
-  return best;
+export interface OidcSignedIn {
+  principal: Principal;
+  grant: OidcGrant;
 }
 
 interface Pending {
-  verifier: string;
+  state: string;
   nonce: string;
+  verifier: string;
+  /** When the sign-in started, in ms since the epoch. */
+  at: number;
 }
 
-const PENDING_SECONDS = 600;
+/** How long a sign-in may take at the provider, in seconds (the pre-sign-in cookie's life). */
+export const PENDING_SECONDS = 600;
+
+function unauthorized(): PorterError {
+  return new PorterError(
+    'PORTER_UNAUTHORIZED',
+    'this sign-in was not started in this browser, or took too long; sign in again',
+  );
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** The pre-sign-in cookie's value read back, or undefined when it is not one. */
+function readPending(value: string | undefined, nowMs: number): Pending | undefined {
+  if (!value || value.length > 1024) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const pending = parsed as Partial<Pending>;
+  if (
+    typeof pending.state !== 'string' ||
+    typeof pending.nonce !== 'string' ||
+    typeof pending.verifier !== 'string' ||
+    typeof pending.at !== 'number' ||
+    nowMs - pending.at > PENDING_SECONDS * 1000 ||
+    pending.at > nowMs + 60_000
+  ) {
+    return undefined;
+  }
+  return pending as Pending;
+}
+
+function grantOf(
+  sub: string,
+  tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+  earlierRefresh?: string,
+): OidcGrant {
+  const expiresIn = tokens.expiresIn();
+  const refreshToken = tokens.refresh_token ?? earlierRefresh;
+  return {
+    sub,
+    accessToken: tokens.access_token,
+    ...(expiresIn !== undefined ? { accessExpiresAt: Date.now() + expiresIn * 1000 } : {}),
+    ...(refreshToken ? { refreshToken } : {}),
+  };
+}
 
 export class OidcSignIn {
   private configuration?: Promise<client.Configuration>;
 
-  constructor(
-    readonly settings: OidcSettings,
-    private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
+  constructor(readonly settings: OidcSettings) {}
 
   private config(): Promise<client.Configuration> {
     this.configuration ??= client
@@ -118,58 +113,73 @@ export class OidcSignIn {
     return this.configuration;
   }
 
-  private pendingKey(state: string): string {
-    return `${this.prefix}:oidc-pending:${state}`;
-  }
-
-  /** Where to send the browser to sign in. */
-  async start(): Promise<URL> {
+  /** Where to send the browser to sign in, and the pre-sign-in cookie's value to set with it. */
+  async start(): Promise<{ url: URL; pending: string }> {
     const config = await this.config();
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const nonce = client.randomNonce();
-    const pending: Pending = { verifier, nonce };
-    await this.redis.set(this.pendingKey(state), JSON.stringify(pending), 'EX', PENDING_SECONDS);
-    return client.buildAuthorizationUrl(config, {
+    const pending: Pending = {
+      state: client.randomState(),
+      nonce: client.randomNonce(),
+      verifier: client.randomPKCECodeVerifier(),
+      at: Date.now(),
+    };
+    const url = client.buildAuthorizationUrl(config, {
       redirect_uri: this.settings.redirectUrl,
       scope: this.settings.scopes,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge: await client.calculatePKCECodeChallenge(pending.verifier),
       code_challenge_method: 'S256',
-      state,
-      nonce,
+      state: pending.state,
+      nonce: pending.nonce,
     });
+    return { url, pending: Buffer.from(JSON.stringify(pending)).toString('base64url') };
   }
 
-  /** The principal of a callback (`callbackUrl` as the browser asked for it). */
-  async finish(callbackUrl: URL): Promise<Principal> {
-    const config = await this.config();
+  /**
+   * The principal of a callback (`callbackUrl` as the browser asked for it), which must come
+   * with the pre-sign-in cookie of the browser that started the sign-in (`pending`).
+   */
+  async finish(callbackUrl: URL, pending: string | undefined): Promise<OidcSignedIn> {
+    const started = readPending(pending, Date.now());
     const state = callbackUrl.searchParams.get('state') ?? '';
-    const json = state ? await this.redis.getdel(this.pendingKey(state)) : null;
-    if (json === null) {
-      throw new PorterError(
-        'PORTER_UNAUTHORIZED',
-        'this sign-in is unknown or took too long; sign in again',
-      );
-    }
-    const pending = JSON.parse(json) as Pending;
+    if (!started || !sameText(state, started.state)) throw unauthorized();
+    const config = await this.config();
     const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
-      pkceCodeVerifier: pending.verifier,
-      expectedState: state,
-      expectedNonce: pending.nonce,
+      pkceCodeVerifier: started.verifier,
+      expectedState: started.state,
+      expectedNonce: started.nonce,
     });
     const claims = tokens.claims();
     if (!claims) throw new PorterError('PORTER_UNAUTHORIZED', 'the provider sent no ID token');
-    const who =
-      typeof claims[this.settings.nameClaim] === 'string'
-        ? String(claims[this.settings.nameClaim])
-        : claims.sub;
-    const role = roleFromClaim(claims[this.settings.roleClaim], this.settings.roleMap);
-    if (!role) {
-      throw new PorterError(
-        'PORTER_FORBIDDEN',
-        `oidc:${who} has no porter role: none of its ${this.settings.roleClaim} is in PORTER_OIDC_ROLE_MAP`,
-      );
+    return {
+      principal: oidcPrincipal(this.settings, claims.sub, claims),
+      grant: grantOf(claims.sub, tokens),
+    };
+  }
+
+  /**
+   * The user's principal as the provider sees it now, with the grant to ask it next time; throws
+   * when the provider refuses (the user left, the grant was revoked) or cannot be asked (no
+   * refresh token, and the access token expired): the session then ends.
+   */
+  async recheck(grant: OidcGrant): Promise<OidcSignedIn> {
+    const config = await this.config();
+    let next = grant;
+    let claims: Record<string, unknown> | undefined;
+    if (grant.refreshToken) {
+      const tokens = await client.refreshTokenGrant(config, grant.refreshToken);
+      next = grantOf(grant.sub, tokens, grant.refreshToken);
+      const fresh = tokens.claims();
+      if (fresh && fresh.sub !== grant.sub) throw unauthorized();
+      if (fresh && fresh[this.settings.roleClaim] !== undefined) claims = fresh;
     }
-    return { name: `oidc:${who}`, role, via: 'oidc' };
+    if (!claims) {
+      if (!next.accessToken || (next.accessExpiresAt ?? Infinity) <= Date.now()) {
+        throw new PorterError(
+          'PORTER_UNAUTHORIZED',
+          'the provider can no longer be asked for this session (no refresh token, and its access token expired); sign in again',
+        );
+      }
+      claims = await client.fetchUserInfo(config, next.accessToken, grant.sub);
+    }
+    return { principal: oidcPrincipal(this.settings, grant.sub, claims), grant: next };
   }
 }

@@ -4,7 +4,7 @@ import type { Role } from './roles.js';
 
 export interface Principal {
   /**
-   * Shown in the audit trail and recorded on what it starts: `token:<name>`, `oidc:<subject>`,
+   * Shown in the audit trail and recorded on what it starts: `token:<name>`, `oidc:<sub>@<issuer>`,
    * `cli:<user>`, or `schedule:<name>`, `watch:<dir>` for a worker's own runs.
    */
   name: string;
@@ -15,8 +15,12 @@ export interface Principal {
   onBehalfOf?: string;
   /** The only targets it may act on; undefined for all. */
   targets?: readonly string[];
+  /** A token that opens the SCIM routes of its targets only (`--scim-only`). */
+  scimOnly?: boolean;
   /** The stored token's id, when a token. */
   tokenId?: string;
+  /** A name to show beside `name` (an OpenID Connect user's email); never compared. */
+  display?: string;
 }
 
 /** `PORTER_API_TOKEN`: one admin token, as before roles existed. */

@@ -19,6 +19,8 @@ export interface TokenInfo {
   name: string;
   role: Role;
   targets?: string[];
+  /** It opens the SCIM routes of its targets and nothing else (`--scim-only`). */
+  scimOnly?: boolean;
   /** ISO time after which the token is refused. */
   expiresAt?: string;
   createdAt: string;
@@ -54,7 +56,7 @@ export class TokenStore {
 
   /** Creates a token; returns it (shown once) and what is kept of it. */
   async create(
-    init: { name: string; role: Role; targets?: string[]; expiresAt?: Date },
+    init: { name: string; role: Role; targets?: string[]; scimOnly?: boolean; expiresAt?: Date },
     event: Omit<AuditEvent, 'what' | 'action' | 'phase' | 'result'>,
   ): Promise<{ token: string; info: TokenInfo }> {
     if (!NAME_PATTERN.test(init.name)) {
@@ -63,10 +65,14 @@ export class TokenStore {
         '--name: letters, digits, ".", "_", "@" and "-", at most 64, starting with a letter or digit',
       );
     }
-    if ((await this.list()).some((token) => token.name === init.name)) {
+    // names differ by more than case: four eyes takes `Wally` and `wally` for one principal
+    const taken = (await this.list()).find(
+      (token) => token.name.toLowerCase() === init.name.toLowerCase(),
+    );
+    if (taken) {
       throw new PorterError(
         'PORTER_CONFLICT',
-        `a token named "${init.name}" exists; revoke it first`,
+        `a token named "${taken.name}" exists; revoke it first, or choose a name that differs by more than case`,
       );
     }
     const id = randomBytes(8).toString('hex');
@@ -76,6 +82,7 @@ export class TokenStore {
       name: init.name,
       role: init.role,
       ...(init.targets && init.targets.length > 0 ? { targets: init.targets } : {}),
+      ...(init.scimOnly ? { scimOnly: true } : {}),
       ...(init.expiresAt ? { expiresAt: init.expiresAt.toISOString() } : {}),
       createdAt: new Date().toISOString(),
       createdBy: event.who.name,
@@ -90,6 +97,7 @@ export class TokenStore {
         name: info.name,
         role: info.role,
         targets: info.targets,
+        scimOnly: info.scimOnly,
         expiresAt: info.expiresAt,
       },
       result: { ok: true },
@@ -132,21 +140,40 @@ export class TokenStore {
   async verify(presented: string, nowMs = Date.now()): Promise<Principal | undefined> {
     const match = TOKEN_PATTERN.exec(presented);
     if (!match) return undefined;
-    const json = await this.redis.hget(this.key, match[1]!);
-    if (json === null) return undefined;
-    const stored = JSON.parse(json) as StoredToken;
+    const stored = await this.stored(match[1]!);
+    if (!stored) return undefined;
     const expected = Buffer.from(stored.hash, 'hex');
     const given = sha256(match[2]!);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    if (stored.expiresAt !== undefined && Date.parse(stored.expiresAt) <= nowMs) return undefined;
-    return {
-      name: `token:${stored.name}`,
-      role: stored.role,
-      via: 'token',
-      tokenId: stored.id,
-      ...(stored.targets ? { targets: stored.targets } : {}),
-    };
+    return principalOf(stored, nowMs);
   }
+
+  /**
+   * The principal of the token of this id as it stands now (a session opened with it asks on each
+   * use), or undefined once it is revoked or expired.
+   */
+  async current(tokenId: string, nowMs = Date.now()): Promise<Principal | undefined> {
+    const stored = await this.stored(tokenId);
+    return stored ? principalOf(stored, nowMs) : undefined;
+  }
+
+  private async stored(tokenId: string): Promise<StoredToken | undefined> {
+    if (!/^[0-9a-f]{16}$/.test(tokenId)) return undefined;
+    const json = await this.redis.hget(this.key, tokenId);
+    return json === null ? undefined : (JSON.parse(json) as StoredToken);
+  }
+}
+
+function principalOf(stored: StoredToken, nowMs: number): Principal | undefined {
+  if (stored.expiresAt !== undefined && Date.parse(stored.expiresAt) <= nowMs) return undefined;
+  return {
+    name: `token:${stored.name}`,
+    role: stored.role,
+    via: 'token',
+    tokenId: stored.id,
+    ...(stored.targets ? { targets: stored.targets } : {}),
+    ...(stored.scimOnly ? { scimOnly: true } : {}),
+  };
 }
 
 function withoutHash(stored: StoredToken): TokenInfo {

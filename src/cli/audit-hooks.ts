@@ -1,18 +1,22 @@
 /**
  * The CLI's principal and audit events. The CLI holds Redis itself, so API roles cannot bind
  * it: it acts as admin, named `cli:<shell user>` (PORTER_CLI_USER overrides), and what it
- * starts records that name. A command that changes state writes an `intent` event before it
+ * starts records that name; a command given an API token acts as the token's principal instead
+ * (token-principal.ts). A command that changes state writes an `intent` event before it
  * runs and a `result` event after (or its error), with the same action id.
  */
-import type { Command } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { createRedisConnection } from '../redis/connect.js';
 import { runAs, type Actor } from '../auth/acting.js';
 import { cliPrincipal } from '../auth/principal.js';
 import { whoOf, type AuditEvent } from '../audit/audit-event.js';
 import { AuditLog, newActionId } from '../audit/audit-log.js';
+import { errorResult, outcomeOfExit } from '../audit/outcome.js';
 import { loadEnv } from '../config/env.js';
+import { ERROR_CODES } from '../errors/codes.js';
 import { isPorterError } from '../errors/porter-error.js';
+import { actAsToken } from './token-principal.js';
 
 /** Commands that change state, by their path, and their audit action. */
 const ACTIONS: Readonly<Record<string, string>> = {
@@ -28,6 +32,8 @@ const ACTIONS: Readonly<Record<string, string>> = {
   export: 'export.start',
   'schedule add': 'schedule.add',
   'schedule remove': 'schedule.remove',
+  'notify test': 'notify.send-test',
+  'notify redeliver': 'notify.redeliver',
 };
 
 const OPTION_KEYS = ['target', 'mode', 'dryRun', 'resource', 'name', 'folder'];
@@ -46,11 +52,53 @@ interface Pending {
   open: () => { audit: AuditLog; redis: Redis };
 }
 
+/** What the command created and came to: the imports, and the state and counts it ended with. */
+function endedWhat(actor: Actor): Record<string, unknown> {
+  const { ended } = actor;
+  return {
+    ...(actor.created.length > 0 ? { created: actor.created } : {}),
+    ...(ended?.id !== undefined ? { id: ended.id } : {}),
+    ...(ended?.state !== undefined ? { state: ended.state } : {}),
+    ...(ended?.counts !== undefined ? { counts: ended.counts } : {}),
+  };
+}
+
+/**
+ * The command's result: its exit code and outcome (an import that failed some records is
+ * `partial`, a held sync `held`; `refused` only for an error before anything was created), and
+ * the error code of a failure, thrown or reported.
+ */
+function resultOf(actor: Actor, failure: unknown): NonNullable<AuditEvent['result']> {
+  const created = actor.created.length > 0;
+  if (failure instanceof CommanderError) {
+    // a wrong argument: refused before the command ran
+    const { exitCode } = ERROR_CODES.PORTER_USAGE;
+    return { ok: false, outcome: 'refused', exitCode, code: 'PORTER_USAGE' };
+  }
+  if (failure !== undefined) {
+    return {
+      ...errorResult(failure, created),
+      exitCode: isPorterError(failure) ? failure.exitCode : ERROR_CODES.PORTER_INTERNAL.exitCode,
+    };
+  }
+  const exitCode = Number(process.exitCode ?? 0);
+  const code = actor.ended?.code;
+  return {
+    ok: exitCode === 0,
+    outcome: outcomeOfExit(exitCode),
+    exitCode,
+    ...(code !== undefined ? { code } : {}),
+  };
+}
+
 /** Runs the program as the CLI's principal, auditing the commands that change state. */
 export async function runAuditedCli(program: Command, run: () => Promise<unknown>): Promise<void> {
   const actor: Actor = { principal: cliPrincipal(), from: { address: 'cli' }, created: [] };
   let pending: Pending | undefined;
   program.hook('preAction', async (_program, command) => {
+    // a command given an API token acts as its principal from its first event on
+    const token = command.opts<{ token?: unknown }>().token;
+    await actAsToken(actor, pathOf(command), typeof token === 'string' ? token : undefined);
     const action = ACTIONS[pathOf(command)];
     if (!action) return;
     const env = loadEnv();
@@ -112,15 +160,8 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
         ...event,
         at: new Date().toISOString(),
         phase: 'result',
-        what: { ...event.what, ...(actor.created.length > 0 ? { created: actor.created } : {}) },
-        result:
-          failure === undefined
-            ? { ok: process.exitCode === undefined || process.exitCode === 0 }
-            : {
-                ok: false,
-                code: isPorterError(failure) ? failure.code : 'PORTER_INTERNAL',
-                message: failure instanceof Error ? failure.message.slice(0, 300) : undefined,
-              },
+        what: { ...event.what, ...endedWhat(actor) },
+        result: resultOf(actor, failure),
       });
     } finally {
       redis.disconnect();

@@ -1,11 +1,12 @@
 /**
- * `porter approve` and `porter apply` say what they will write before they write it: the counts
- * (deletes and locks first) and the first records they delete or lock. On a terminal they ask;
- * elsewhere (a script, cron) they go ahead only with --yes.
+ * `porter approve`, `porter apply` and `porter undo` say what they will write, and where, before
+ * they write it: the counts (deletes and locks first), the first records they delete or lock, and
+ * the target by name and address. On a terminal they ask; elsewhere (a script, cron) they go
+ * ahead only with --yes.
  */
 import { createInterface } from 'node:readline/promises';
 import type { Readable, Writable } from 'node:stream';
-import type { PlanPreview } from '../app/plan-approval.js';
+import { targetText, type WritePreview } from '../app/write-preview.js';
 import { PorterError } from '../errors/porter-error.js';
 
 /** Removal records printed before the question. */
@@ -16,10 +17,44 @@ export interface ConfirmStreams {
   output: Writable & { isTTY?: boolean };
 }
 
-/** What the plan writes, in a few lines: the counts, then its first deletes and locks. */
-export function describePreview(preview: PlanPreview): string {
-  const what = preview.command === 'approve' ? 'held sync' : 'dry run';
-  const lines = [`${what} ${preview.id} writes: ${preview.confirm}`];
+export interface ConfirmOptions {
+  /** Confirmed already: print what is written, ask nothing. */
+  yes: boolean;
+  /** The command that writes without asking, as the refusal suggests it (default `porter <command> <id> --yes`). */
+  again?: string;
+}
+
+/** What is written: "dry run 01J…", "held sync 01J…", "the undo of import 01J…". */
+function subject(preview: WritePreview): string {
+  if (preview.command === 'approve') return `held sync ${preview.id}`;
+  if (preview.command === 'apply') return `dry run ${preview.id}`;
+  return `the undo of import ${preview.id}`;
+}
+
+/** The question asked on a terminal: "Apply dry run 01J… to target prod (https://…)? It writes …". */
+export function question(preview: WritePreview): string {
+  const what =
+    preview.command === 'approve'
+      ? `Approve held sync ${preview.id}: write its plan`
+      : preview.command === 'apply'
+        ? `Apply dry run ${preview.id}: write its plan`
+        : `Undo import ${preview.id}: write the undo`;
+  return `${what} to ${targetText(preview.target)}? It writes ${preview.confirm} [y/N] `;
+}
+
+/** Where the rest of the removals are listed. */
+function moreRemovals(preview: WritePreview): string {
+  return preview.command === 'undo'
+    ? `porter undo ${preview.id} --dry-run --wait, then porter report of that dry run`
+    : `porter report ${preview.id} --status planned`;
+}
+
+/** What is written and where, in a few lines: the counts, the target, the first deletes and locks. */
+export function describePreview(preview: WritePreview): string {
+  const lines = [
+    `${subject(preview)} writes: ${preview.confirm}`,
+    `  to ${targetText(preview.target)}`,
+  ];
   if (preview.removals > 0) {
     lines.push(`deletes and locks (${preview.removals}), first:`);
     for (const record of preview.firstRemovals.slice(0, SHOWN_REMOVALS)) {
@@ -30,36 +65,36 @@ export function describePreview(preview: PlanPreview): string {
     }
     const shown = Math.min(SHOWN_REMOVALS, preview.firstRemovals.length);
     if (preview.removals > shown) {
-      lines.push(
-        `  … and ${preview.removals - shown} more: porter report ${preview.id} --status planned`,
-      );
+      lines.push(`  … and ${preview.removals - shown} more: ${moreRemovals(preview)}`);
     }
   }
   return lines.join('\n');
 }
 
 /**
- * Prints what the plan writes and returns once the operator has confirmed it: --yes, or "y" on a
- * terminal. Refuses (PORTER_USAGE) without a terminal to ask on, and when the answer is not yes.
+ * Prints what is written and where, and returns once the operator has confirmed it: --yes, or
+ * "y" on a terminal. Refuses (PORTER_USAGE) without a terminal to ask on, and when the answer is
+ * not yes.
  */
 export async function confirmPlan(
-  preview: PlanPreview,
-  yes: boolean,
+  preview: WritePreview,
+  options: ConfirmOptions,
   streams: ConfirmStreams = { input: process.stdin, output: process.stderr },
 ): Promise<void> {
   const { input, output } = streams;
   output.write(`${describePreview(preview)}\n`);
-  if (yes) return;
+  if (options.yes) return;
   const verb = preview.command;
   if (input.isTTY !== true) {
+    const again = options.again ?? `porter ${verb} ${preview.id} --yes`;
     throw new PorterError(
       'PORTER_USAGE',
-      `porter ${verb} asks before it writes (${preview.confirm}), and there is no terminal to ask on; nothing was written. To ${verb} without asking: porter ${verb} ${preview.id} --yes`,
+      `porter ${verb} asks before it writes (${preview.confirm}) to ${targetText(preview.target)}, and there is no terminal to ask on; nothing was written. To ${verb} without asking: ${again}`,
     );
   }
   const prompt = createInterface({ input, output, terminal: output.isTTY === true });
   try {
-    const answer = await prompt.question(`${verb} and write ${preview.confirm}? [y/N] `);
+    const answer = await prompt.question(question(preview));
     if (/^y(es)?$/i.test(answer.trim())) return;
   } finally {
     prompt.close();

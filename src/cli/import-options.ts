@@ -4,6 +4,7 @@
  * and checked once before anything is stored. The HTTP API takes the same options as fields
  * (src/http/import-request.ts); a test holds the two lists together.
  */
+import { checkEncoding, ENCODING_OPTION_TEXT } from '../ingest/text-encoding.js';
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
@@ -34,6 +35,7 @@ export interface ImportOptionValues extends SyncCommandOptions {
   map?: string;
   delimiter?: string;
   listSeparator?: string;
+  encoding?: string;
   emptyAsClear?: boolean;
   allowAdmin?: boolean;
   allowLookalike?: boolean;
@@ -79,6 +81,7 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
       '--list-separator <char>',
       "separator of lists inside one cell (default: the mapping file's listSeparator, else |)",
     )
+    .option('--encoding <name>', ENCODING_OPTION_TEXT)
     .option('--empty-as-clear', 'an empty cell clears the field instead of leaving it as is')
     .option(
       '--allow-admin',
@@ -127,6 +130,7 @@ export async function importOptionsFrom(
   // an option given on the command line wins over the mapping file
   const delimiter = values.delimiter === 'tab' ? '\t' : (values.delimiter ?? mapping?.delimiter);
   const listSeparator = values.listSeparator ?? mapping?.listSeparator ?? DEFAULT_LIST_SEPARATOR;
+  const encoding = checkEncoding(values.encoding);
   checkIngestOptions({
     resource,
     mode: values.mode,
@@ -147,6 +151,7 @@ export async function importOptionsFrom(
     batchSize: values.batchSize,
     listSeparator,
     delimiter,
+    ...(encoding !== undefined ? { encoding } : {}),
     emptyAsClear: values.emptyAsClear === true,
     allowAdmin: values.allowAdmin === true,
     allowLookalike: values.allowLookalike === true,

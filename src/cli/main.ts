@@ -16,7 +16,10 @@ const program = new Command()
   .name('porter')
   .description(
     'Bulk import/export of users, groups and ACLs through the admin interface.\n' +
-      'Every command targets the sandbox on http://127.0.0.1:8080 unless ADMIN_BASE_URL is set.',
+      'Commands that work on an admin server take --target NAME, one of `porter targets` ' +
+      '(PORTER_TARGETS_FILE names them). Without --target they use the target "default": ' +
+      "the targets file's, else ADMIN_BASE_URL, else (with no targets file) the sandbox on " +
+      'http://127.0.0.1:8080; with none of these, a command that needs a target is refused.',
   )
   .version(PORTER_VERSION)
   .configureOutput({

@@ -72,5 +72,9 @@ export function addTargetOption(
   command: Command,
   text = 'the target (named admin server) to work on; see porter targets',
 ): Command {
-  return command.option('--target <name>', `${text} (default: default)`, targetOption('--target'));
+  return command.option(
+    '--target <name>',
+    `${text} (default: the target "default", when one is configured)`,
+    targetOption('--target'),
+  );
 }

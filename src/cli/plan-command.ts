@@ -1,7 +1,8 @@
 /**
  * `porter apply` and `porter approve`: both write a plan that another import made. Each says
  * what the plan writes and asks (or needs --yes), then queues the writing import and, as every
- * command that queues work, follows it with --wait or --report.
+ * command that queues work, follows it with --wait or --report. Where four eyes apply, it acts
+ * as an approver's token (`--token`, PORTER_TOKEN; token-principal.ts).
  */
 import type { Command } from 'commander';
 import type { PorterContext } from '../app/context.js';
@@ -45,16 +46,22 @@ export function registerPlanCommand(program: Command, spec: PlanCommandSpec): vo
     .option(
       '--yes',
       `${spec.yesText} (needed when not on a terminal); the counts and first deletes and locks are printed all the same`,
+    )
+    .option(
+      '--token <token>',
+      `act as this approver's API token (default: PORTER_TOKEN, which keeps it out of the process list); needed where four eyes apply: the command line's own user never passes them`,
     );
   addReportOptions(
     addWaitOptions(command, spec.writer),
     `write the per-record report of the ${spec.writer} to this file`,
-  ).action(async (id: string, options: ReportValues & { yes?: boolean }) => {
+  ).action(async (id: string, options: ReportValues & { yes?: boolean; token?: string }) => {
     willWait(options);
     await checkReportArguments(options);
     await withContext(async (context) => {
       const plan = await requireImport(context, id);
-      await confirmPlan(await previewPlan(context, plan, spec.name), options.yes === true);
+      await confirmPlan(await previewPlan(context, plan, spec.name), {
+        yes: options.yes === true,
+      });
       const info = await spec.write(context, id, (created) => console.log(created.id));
       await finishQueuedImport(context, info, options, { queuedText: spec.queuedText(id, info) });
     });

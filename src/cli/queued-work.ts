@@ -7,6 +7,7 @@
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import type { PorterContext } from '../app/context.js';
+import { noteEnded } from '../auth/acting.js';
 import { workersRunning, writeReport, type ReportFormat } from '../app/imports.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { ImportInfo } from '../model/import.js';
@@ -106,6 +107,7 @@ export async function finishQueuedImport(
   options: { waitsByDefault?: boolean; queuedText: string },
 ): Promise<void> {
   if (!willWait(values, options.waitsByDefault)) {
+    noteEnded({ id: info.id, state: info.state, counts: info.counts });
     console.error(`${options.queuedText}; follow with: porter status ${info.id} --follow`);
     return;
   }
@@ -124,5 +126,6 @@ export async function finishQueuedImport(
     console.error(`report written to ${values.report}`);
   }
   for (const line of closingLines(final)) console.error(line);
+  noteEnded({ id: final.id, state: final.state, counts: final.counts });
   process.exitCode = importExitCode(final);
 }

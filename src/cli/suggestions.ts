@@ -1,20 +1,17 @@
 /**
  * What the option parser may suggest for a mistyped flag. A guess is offered only when taking
  * it is harmless: flags that delete, lock, overwrite or lift a guard are never offered (a
- * mistyped `--mapping` must not lead to `--missing`).
+ * mistyped `--mapping` must not lead to `--missing`). The list is the HTTP API's too
+ * (src/util/nearest-name.ts).
  */
+import { NEVER_SUGGESTED_OPTIONS } from '../util/nearest-name.js';
 
 /** Flags never offered as a guess for another. */
-export const NEVER_SUGGESTED: ReadonlySet<string> = new Set([
-  '--missing',
-  '--max-deletes',
-  '--force',
-  '--allow-admin',
-  '--allow-lookalike',
-  '--empty-as-clear',
-  '--even-unchanged',
-  '--even-changed',
-]);
+export const NEVER_SUGGESTED: ReadonlySet<string> = new Set(
+  [...NEVER_SUGGESTED_OPTIONS].map(
+    (name) => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`,
+  ),
+);
 
 const GUESS = /\s*\(Did you mean (?:one of )?([^?]*)\?\)/;
 

@@ -3,7 +3,12 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { PorterError } from '../errors/porter-error.js';
 import { MISSING_ACTIONS, type ImportInfo, type SyncOptions } from '../model/import.js';
-import { overThreshold, parseProtectedText, type SyncOptionsInput } from '../sync/sync-options.js';
+import {
+  holdReasons,
+  overThreshold,
+  parseProtectedText,
+  type SyncOptionsInput,
+} from '../sync/sync-options.js';
 import { oneOf } from './options.js';
 import { checkInputFile } from './paths.js';
 
@@ -80,14 +85,20 @@ export function describeSync(info: ImportInfo): string {
   ];
   if (info.state === 'held') {
     lines.push(
-      `held: the plan passes the threshold; nothing was written`,
+      `held: ${holdReasons(plan).join('; ') || 'the plan passes the threshold'}; nothing was written`,
       `see the records: porter status ${info.id} · porter report ${info.id} --status planned,skipped`,
-      `then: porter approve ${info.id} (writes the plan) or porter cancel ${info.id} (drops it)`,
+      `then: another approver than ${info.startedBy ?? 'the one who started it'} approves it (four eyes, unless its target sets requireApproval: false): ` +
+        `porter approve ${info.id} as them, or Approve… in the console, writes the plan; porter cancel ${info.id} drops it`,
     );
   } else if (wouldBeHeld(info)) {
+    const reasons = overThreshold(plan)
+      ? [
+          `${plan.locks + plan.deletes} locks and deletes pass the threshold of ${plan.threshold}`,
+          ...holdReasons(plan).slice(1),
+        ]
+      : holdReasons(plan);
     lines.push(
-      `a real run would be held: ${plan.locks + plan.deletes} locks and deletes pass the threshold ` +
-        `of ${plan.threshold}; nothing was written (exit 3)`,
+      `a real run would be held: ${reasons.join('; ')}; nothing was written (exit 3)`,
       `to go ahead: porter apply ${info.id} (held in turn; then porter approve), or raise --max-deletes`,
     );
   } else if (plan.approvedFrom) {
@@ -98,5 +109,7 @@ export function describeSync(info: ImportInfo): string {
 
 /** A dry run of a sync whose locks and deletes pass the threshold: a real run would be held. */
 export function wouldBeHeld(info: ImportInfo): boolean {
-  return info.options.dryRun === true && info.sync !== undefined && overThreshold(info.sync);
+  return (
+    info.options.dryRun === true && info.sync !== undefined && holdReasons(info.sync).length > 0
+  );
 }

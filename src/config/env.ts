@@ -25,6 +25,30 @@ const hostPortList = z
     return nodes;
   });
 
+/**
+ * PORTER_TRUST_PROXY: `false` or unset (no proxy is believed), `true` (every hop is), a number of
+ * hops, or a comma-separated list of addresses, CIDRs and proxy-addr's names (`loopback`, …).
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((text, context): boolean | number | string => {
+    const value = (text ?? '').trim();
+    if (value === '' || value === 'false') return false;
+    if (value === 'true') return true;
+    if (/^\d{1,2}$/.test(value)) return Number(value);
+    const parts = value.split(',').map((part) => part.trim());
+    const named = new Set(['loopback', 'linklocal', 'uniquelocal']);
+    if (parts.every((part) => named.has(part) || /^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(part))) {
+      return parts.join(',');
+    }
+    context.addIssue({
+      code: 'custom',
+      message: 'false, true, a number of hops, or addresses/CIDRs separated by commas',
+    });
+    return z.NEVER;
+  });
+
 /** What OTEL_TRACES_EXPORTER may name. */
 export type TraceExporterName = 'otlp' | 'console' | 'none';
 const TRACE_EXPORTERS: ReadonlySet<string> = new Set<TraceExporterName>([
@@ -65,6 +89,14 @@ export const envSchema = z.object({
     .default('false')
     .transform((value) => value === 'true'),
   /**
+   * Start on a Redis whose maxmemory-policy evicts keys (allkeys-*, volatile-*): a full Redis then
+   * drops imports, jobs and results. Refused at start-up unless `true`.
+   */
+  PORTER_ALLOW_EVICTION: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((value) => value === 'true'),
+  /**
    * Prefix of every Redis key porter writes (queues included). porter adds its own hash tags
    * (one slot per queue and per import); a prefix that is a hash tag, `{porter}`, puts every key
    * in one slot.
@@ -81,8 +113,16 @@ export const envSchema = z.object({
    * The ADMIN_* variables make the target `default` unless the file names one.
    */
   PORTER_TARGETS_FILE: z.string().min(1).optional(),
-  /** Admin server; unset means the sandbox on 127.0.0.1:8080. */
-  ADMIN_BASE_URL: z.string().url().default('http://127.0.0.1:8080'),
+  /** JSON file of named sources: directories (LDAP, Active Directory) porter reads rows from. */
+  PORTER_SOURCES_FILE: z.string().min(1).optional(),
+  /**
+   * The target `default`'s admin server. Unset with no targets file: the sandbox on
+   * 127.0.0.1:8080; unset beside a targets file that names no `default`: there is none.
+   */
+  ADMIN_BASE_URL: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.string().url().optional(),
+  ),
   ADMIN_API_KEY: optionalSecret,
   ADMIN_USER: optionalSecret,
   ADMIN_PASSWORD: optionalSecret,
@@ -109,6 +149,10 @@ export const envSchema = z.object({
   /** Bearer token required by the producer API. */
   PORTER_API_TOKEN: optionalSecret,
   PORTER_MAX_UPLOAD_BYTES: positiveInt.default(200 * 1024 * 1024),
+  /** A mapping file replacing the default SCIM User → DAM user mapping (docs/scim.md). */
+  PORTER_SCIM_MAPPING_FILE: z.string().min(1).optional(),
+  /** SCIM deletes and deactivations applied per target and hour; more are held (docs/scim.md). */
+  PORTER_SCIM_MAX_DELETES_PER_HOUR: z.coerce.number().int().min(0).default(25),
   /** Largest record of an upload (CSV row, JSON element, NDJSON line); a larger one fails alone. */
   PORTER_MAX_RECORD_BYTES: positiveInt.default(1024 * 1024),
   /** Days results, reports and import state stay in Redis. */
@@ -180,8 +224,47 @@ export const envSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((value) => value === 'true'),
+  /** How often a console session's role is checked again with the provider, in minutes. */
+  PORTER_OIDC_RECHECK_MINUTES: z.coerce.number().min(0).max(60).default(5),
   /** The name the CLI acts under (`cli:<name>`); default the shell user. */
   PORTER_CLI_USER: z.string().min(1).optional(),
+  /** An API token the CLI acts as where four eyes or target limits apply (`--token` wins). */
+  PORTER_TOKEN: optionalSecret,
+  /**
+   * Which proxies in front of the API are believed about the client (X-Forwarded-For) and the
+   * scheme (X-Forwarded-Proto): `false` (none), `true` (any), a hop count, or addresses/CIDRs.
+   */
+  PORTER_TRUST_PROXY: trustProxy,
+  /**
+   * JSON file of notification channels (name → webhook, chat or email; the events and targets
+   * each is told of); read at start-up by every process. Unset: no notifications.
+   */
+  PORTER_NOTIFY_FILE: z.string().min(1).optional(),
+  /** porter's public URL (the console's links in notifications point under it). */
+  PORTER_PUBLIC_URL: httpUrl.optional(),
+  /** Hosts notifications may go to (`hooks.slack.com,*.example.com`); unset: any host. */
+  PORTER_NOTIFY_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined || text.trim() === '') return undefined;
+      const hosts = text.split(',').map((host) => host.trim().toLowerCase());
+      if (!hosts.every((host) => /^(\*\.)?[a-z0-9.-]+$|^\[?[0-9a-f:.]+\]?$/.test(host))) {
+        context.addIssue({
+          code: 'custom',
+          message: 'host names or *.domain, separated by commas',
+        });
+        return z.NEVER;
+      }
+      return hosts;
+    }),
+  /** A receiver (webhook, chat, mail server) that has not answered within this is cut off. */
+  PORTER_NOTIFY_TIMEOUT_MS: positiveInt.default(10_000),
+  /** Delay before a failed delivery's first retry; doubled each time up to the largest. */
+  PORTER_NOTIFY_RETRY_BASE_MS: positiveInt.default(30_000),
+  PORTER_NOTIFY_RETRY_MAX_MS: positiveInt.default(3_600_000),
+  /** How long a failed delivery is retried before it is given up. */
+  PORTER_NOTIFY_RETRY_HOURS: z.coerce.number().positive().default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `true` turns tracing off whatever else is set (the OpenTelemetry switch). */
   OTEL_SDK_DISABLED: z

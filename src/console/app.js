@@ -1,6 +1,7 @@
 /** The console's shell: sign-in, navigation and the hash routes of its pages. */
 import { api, ApiError, clearToken, hasSession, setSessionCsrf, setToken, token } from './api.js';
 import { auditPage } from './audit-page.js';
+import { notificationsPage } from './notifications-page.js';
 import { field, fill, h, notice } from './dom.js';
 import { exportsPage } from './exports-page.js';
 import { importPage } from './import-page.js';
@@ -41,12 +42,13 @@ const ROUTES = [
   ],
   [/^#\/targets\/?$/, 'targets', () => targetsPage],
   [/^#\/audit\/?$/, 'audit', () => auditPage],
+  [/^#\/notifications\/?$/, 'notifications', () => notificationsPage],
 ];
 
 /** Who is signed in, shown in the header. */
 function showWho(session) {
   const who = document.getElementById('who');
-  who.textContent = session ? `${session.name} (${session.role})` : '';
+  who.textContent = session ? `${session.display ?? session.name} (${session.role})` : '';
 }
 
 /** A cookie session from the identity provider's sign-in, if this browser has one. */

@@ -36,10 +36,29 @@ export async function auditPage(root, { signal }) {
   await load();
 }
 
+/** What the action came to; events written before outcomes were: a refusal was a 401 or 403. */
+function outcomeOf(result) {
+  if (result.outcome) return result.outcome;
+  if (result.ok) return 'ok';
+  return result.status === 401 || result.status === 403 ? 'refused' : 'failed';
+}
+
+/** ok, partial (with its counts), held for approval, failed or refused (with its code). */
 function result(event) {
   if (!event.result) return 'intent';
-  if (event.result.ok) return 'ok';
-  return `refused ${event.result.code ?? event.result.status ?? ''}`;
+  const outcome = outcomeOf(event.result);
+  const exit = event.result.exitCode ? ` (exit ${event.result.exitCode})` : '';
+  const code = event.result.code ? ` ${event.result.code}` : '';
+  if (outcome === 'ok') return 'ok';
+  if (outcome === 'partial') {
+    const counts = Object.entries(event.what?.counts ?? {})
+      .filter(([, count]) => count > 0)
+      .map(([status, count]) => `${count} ${status}`)
+      .join(', ');
+    return `partial${counts ? `: ${counts}` : ''}${exit}`;
+  }
+  if (outcome === 'held') return `held for approval${exit}`;
+  return `${outcome}${code}${exit}`;
 }
 
 function render(events) {
@@ -49,7 +68,7 @@ function render(events) {
     ['When', 'Who', 'Role', 'From', 'Action', 'Result', 'What'],
     events.map((event) => [
       showTime(event.at),
-      event.who.name,
+      event.who.display ? `${event.who.display} (${event.who.name})` : event.who.name,
       event.who.role ?? '—',
       event.from?.address ?? '—',
       event.action,

@@ -23,7 +23,11 @@ export async function exportsPage(root, { signal, meta }) {
         try {
           const info = await api('/v1/exports', {
             method: 'POST',
-            json: { target: target.control.value, resource: resource.value, format: format.value },
+            json: {
+              ...(target.control.value ? { target: target.control.value } : {}),
+              resource: resource.value,
+              format: format.value,
+            },
             signal,
           });
           runStatus.append(notice('info', `Export ${info.id} queued.`));
@@ -64,7 +68,7 @@ export async function exportsPage(root, { signal, meta }) {
         event.preventDefault();
         fill(scheduleStatus);
         const body = {
-          target: scheduleTarget.control.value,
+          ...(scheduleTarget.control.value ? { target: scheduleTarget.control.value } : {}),
           name: name.value.trim(),
           cron: cron.value.trim(),
           resource: scheduleResource.value,

@@ -365,6 +365,7 @@ const RUN_CODES = new Set([
   'PORTER_TARGET_CHANGED',
   'PORTER_TARGET_READ_ONLY',
   'PORTER_TARGET_UNAVAILABLE',
+  'PORTER_TARGET_UNREACHABLE',
   'PORTER_INTERNAL',
 ]);
 
@@ -473,7 +474,16 @@ function changesList(record) {
 /** A sync's dry run past its threshold: a real run (or applying it) would be held. */
 function wouldBeHeld(info) {
   const sync = info.sync;
-  return info.options?.dryRun === true && sync.locks + sync.deletes > sync.threshold;
+  return info.options?.dryRun === true && (overThreshold(sync) || heldUnnamed(sync));
+}
+
+function overThreshold(sync) {
+  return sync.locks + sync.deletes > sync.threshold;
+}
+
+/** Rows of the file failed without a key while the sync would lock or delete (src/sync/sync-options.ts). */
+function heldUnnamed(sync) {
+  return (sync.unnamed ?? 0) > 0 && sync.locks + sync.deletes > 0;
 }
 
 /** "2 of 3 in scope missing: 2 locks, 0 deletes, 0 spared; threshold 0 (held)". */
@@ -483,7 +493,11 @@ function syncText(info) {
   return (
     `${sync.missing} of ${sync.inScope} server records in scope are not in the file` +
     `${missing ? ` (${missing})` : ''}: ${sync.locks} locks, ${sync.deletes} deletes, ` +
-    `${sync.spared} spared; threshold ${sync.threshold}${sync.held ? ', passed: held' : ''}` +
+    `${sync.spared} spared; threshold ${sync.threshold}` +
+    (sync.held && overThreshold(sync) ? ', passed: held' : '') +
+    (sync.held && heldUnnamed(sync)
+      ? `; held: ${sync.unnamed} failed rows name no key, and any may be one it would lock or delete`
+      : '') +
     (wouldBeHeld(info) ? ', passed: a real run would be held' : '')
   );
 }

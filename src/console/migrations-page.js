@@ -63,8 +63,8 @@ function startForm(signal, targets) {
   // on a read-only target only a dry run may be started
   const target = targetPicker('migration-target', targets, {
     onChange: (chosen) => {
-      if (chosen.readOnly) dryRun.checked = true;
-      dryRun.disabled = Boolean(chosen.readOnly);
+      if (chosen?.readOnly) dryRun.checked = true;
+      dryRun.disabled = Boolean(chosen?.readOnly);
     },
   });
   return h(
@@ -79,8 +79,8 @@ function startForm(signal, targets) {
           status.append(notice('error', 'Choose a bundle file first.'));
           return;
         }
-        let query = `target=${encodeURIComponent(target.control.value)}`;
-        query += `&mode=${encodeURIComponent(mode.value)}`;
+        let query = `mode=${encodeURIComponent(mode.value)}`;
+        if (target.control.value) query += `&target=${encodeURIComponent(target.control.value)}`;
         if (dryRun.checked) query += '&dryRun=true';
         if (allowAdmin.checked) query += '&allowAdmin=true';
         submit.disabled = true;

@@ -2,12 +2,17 @@
  * A new import: file, resource, mode and options; then the file's columns with a field picker
  * each (prefilled by porter's own matching) and a preview of its first records, before
  * anything is queued. The choices become the mapping porter reads (downloadable for the CLI).
+ * Where directory sources are configured, the rows may come from one instead of a file
+ * (source-choice.js): the same options, posted to /v1/source-imports.
  */
 import { api, saveBlob } from './api.js';
 import { field, fill, h, notice, select, showValue, table } from './dom.js';
+import { loadSources, sourceChoice } from './source-choice.js';
 import { errorNotice, loadTargets, targetPicker } from './target-view.js';
 
 const IGNORE = '';
+/** The parts of a mapping about its anchor, kept as loaded (docs/mapping.md#anchors). */
+const ANCHOR_PARTS = ['anchor', 'anchorKey', 'join', 'createInactive'];
 
 export async function newImportPage(root, { signal, meta }) {
   const state = {
@@ -40,6 +45,18 @@ export async function newImportPage(root, { signal, meta }) {
         value === '\t' ? 'tab' : value,
         value === '\t' ? 'tab' : value,
       ]),
+    ],
+    '',
+  );
+  // Excel's CSV is windows-1252 on a Western Windows; UTF-16 with its byte order mark is found alone
+  const encoding = select(
+    'encoding',
+    [
+      ['', 'UTF-8 (UTF-16 by its mark)'],
+      ['windows-1252', 'windows-1252 (Excel CSV)'],
+      ['latin1', 'latin1'],
+      ['utf-16le', 'UTF-16 LE'],
+      ['utf-16be', 'UTF-16 BE'],
     ],
     '',
   );
@@ -177,7 +194,7 @@ export async function newImportPage(root, { signal, meta }) {
     renderComputed();
     void refresh();
   });
-  for (const control of [mode, delimiter, listSeparator, emptyAsClear]) {
+  for (const control of [mode, delimiter, encoding, listSeparator, emptyAsClear]) {
     control.addEventListener('change', () => void refresh());
   }
   const startText = () => {
@@ -187,11 +204,50 @@ export async function newImportPage(root, { signal, meta }) {
   // on a read-only target only a dry run may be started
   const target = targetPicker('target', await loadTargets(signal), {
     onChange: (chosen) => {
-      if (chosen.readOnly) dryRun.checked = true;
-      dryRun.disabled = Boolean(chosen.readOnly);
+      if (chosen?.readOnly) dryRun.checked = true;
+      dryRun.disabled = Boolean(chosen?.readOnly);
       startText();
     },
   });
+
+  // where the rows come from: a file, or a directory source the server reads
+  const sources = await loadSources(signal);
+  const directory = sourceChoice(sources);
+  const fromFile = h('input', { type: 'radio', name: 'origin', id: 'origin-file', checked: true });
+  const fromSource = h('input', { type: 'radio', name: 'origin', id: 'origin-source' });
+  const origin =
+    sources.length === 0
+      ? undefined
+      : h(
+          'div',
+          { class: 'row', role: 'radiogroup', 'aria-label': 'Read the rows' },
+          h(
+            'div',
+            { class: 'field check' },
+            fromFile,
+            h('label', { for: 'origin-file' }, 'From a file'),
+          ),
+          h(
+            'div',
+            { class: 'field check' },
+            fromSource,
+            h('label', { for: 'origin-source' }, 'From a directory source'),
+          ),
+        );
+  const delimiterField = field('Delimiter', delimiter);
+  const encodingField = field('Encoding', encoding);
+  const columnsSection = h(
+    'section',
+    { 'aria-labelledby': 'columns-title' },
+    h('h2', { id: 'columns-title' }, 'Columns'),
+    columnsArea,
+  );
+  const previewSection = h(
+    'section',
+    { 'aria-labelledby': 'preview-title' },
+    h('h2', { id: 'preview-title' }, 'Preview'),
+    previewArea,
+  );
 
   const form = h(
     'form',
@@ -201,7 +257,9 @@ export async function newImportPage(root, { signal, meta }) {
       'fieldset',
       null,
       h('legend', null, 'Upload'),
+      origin,
       drop,
+      directory.element,
       h('div', { class: 'row' }, target.element, field('Resource', resource), field('Mode', mode)),
     ),
     h(
@@ -220,22 +278,18 @@ export async function newImportPage(root, { signal, meta }) {
         'div',
         { class: 'row' },
         field('Lookup', lookup),
-        field('Delimiter', delimiter),
+        delimiterField,
+        encodingField,
         field('List separator', listSeparator),
         field('Batch size', batchSize),
         field('Stop after failures', maxFailures),
       ),
     ),
     syncOptions,
+    columnsSection,
     h(
       'section',
-      { 'aria-labelledby': 'columns-title' },
-      h('h2', { id: 'columns-title' }, 'Columns'),
-      columnsArea,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'computed-title' },
+      { 'aria-labelledby': 'computed-title', id: 'computed-section' },
       h('h2', { id: 'computed-title' }, 'Computed fields'),
       h(
         'p',
@@ -251,18 +305,37 @@ export async function newImportPage(root, { signal, meta }) {
       computedArea,
       h('div', { class: 'row' }, field('Field', addFieldPicker), addFieldButton),
     ),
-    h(
-      'section',
-      { 'aria-labelledby': 'preview-title' },
-      h('h2', { id: 'preview-title' }, 'Preview'),
-      previewArea,
-    ),
+    previewSection,
     h('div', { class: 'actions' }, startButton, mappingButton),
     submitStatus,
   );
   columnsArea.append(h('p', { class: 'muted' }, 'Choose a file to see its columns.'));
   root.append(form);
   renderComputed();
+  const computedSection = form.querySelector('#computed-section');
+  for (const radio of [fromFile, fromSource]) radio.addEventListener('change', showOrigin);
+
+  function usesSource() {
+    return fromSource.checked;
+  }
+
+  /** A source has no file: its upload, file options, columns and preview are hidden. */
+  function showOrigin() {
+    const source = usesSource();
+    directory.element.hidden = !source;
+    for (const part of [drop, delimiterField, encodingField, columnsSection, computedSection]) {
+      part.hidden = source;
+    }
+    previewSection.hidden = source;
+    mappingButton.hidden = source;
+    // a directory holds users and groups, not ACLs
+    for (const option of resource.options) option.disabled = source && option.value === 'acls';
+    if (source && resource.value === 'acls') resource.value = 'users';
+    startButton.disabled = source ? false : !state.preview || Boolean(state.preview.problem);
+    fill(submitStatus);
+    // the file's preview, read again under the options changed meanwhile
+    if (!source) void refresh();
+  }
 
   function renderComputed() {
     const fields = (meta.resources[resource.value] ?? [])
@@ -322,6 +395,10 @@ export async function newImportPage(root, { signal, meta }) {
         tables: { ...(json.tables ?? {}) },
         when: json.when ?? '',
         defaults: { ...(json.defaults ?? {}) },
+        anchor: ANCHOR_PARTS.filter((part) => json[part] !== undefined).map((part) => [
+          part,
+          json[part],
+        ]),
       };
       state.choices.clear();
       for (const [column, target] of Object.entries(json.columns ?? {})) {
@@ -374,7 +451,25 @@ export async function newImportPage(root, { signal, meta }) {
     if (Object.keys(fields).length > 0) mapping.fields = fields;
     if (Object.keys(tables).length > 0) mapping.tables = tables;
     if (when.trim() !== '') mapping.when = when;
+    for (const [part, value] of state.computed.anchor ?? []) mapping[part] = value;
     return mapping;
+  }
+
+  /** The expressions (fields, when, anchor) that read a column: by `Name` or by a bare name. */
+  function expressionsUsing(column) {
+    const quoted = `\`${column}\``;
+    const bare = /^[A-Za-z_][A-Za-z0-9_]*$/.test(column)
+      ? new RegExp(`(^|[^A-Za-z0-9_$.\`'"])${column}($|[^A-Za-z0-9_(])`)
+      : undefined;
+    const sources = [
+      ...Object.entries(state.computed.fields),
+      ['when', state.computed.when],
+      ...(state.computed.anchor ?? []).filter(([part]) => part === 'anchor'),
+    ];
+    return sources
+      .filter(([, source]) => typeof source === 'string')
+      .filter(([, source]) => source.includes(quoted) || (bare !== undefined && bare.test(source)))
+      .map(([name]) => name);
   }
 
   function hasMapping(mapping) {
@@ -387,6 +482,7 @@ export async function newImportPage(root, { signal, meta }) {
     form.append('resource', resource.value);
     form.append('mode', mode.value);
     if (delimiter.value) form.append('delimiter', delimiter.value);
+    if (encoding.value) form.append('encoding', encoding.value);
     if (listSeparator.value) form.append('listSeparator', listSeparator.value);
     form.append('emptyAsClear', String(emptyAsClear.checked));
     const mapping = fullMapping();
@@ -394,7 +490,7 @@ export async function newImportPage(root, { signal, meta }) {
   }
 
   async function refresh() {
-    if (!state.file) return;
+    if (!state.file || usesSource()) return;
     const sequence = ++state.sequence;
     const head = state.file.slice(0, meta.previewHeadBytes);
     const form = new FormData();
@@ -435,11 +531,13 @@ export async function newImportPage(root, { signal, meta }) {
   function renderColumns() {
     const preview = state.preview;
     const first = preview.records[0]?.input ?? {};
-    const fieldOptions = [
-      [IGNORE, '(ignore)'],
-      ...preview.fields.map((item) => [item.name, fieldLabel(item)]),
-    ];
     const rows = preview.columns.map((column, index) => {
+      // a column no field takes may still feed the mapping's expressions: say which
+      const users = expressionsUsing(column.name);
+      const fieldOptions = [
+        [IGNORE, users.length > 0 ? `(read by ${users.join(', ')})` : '(ignore)'],
+        ...preview.fields.map((item) => [item.name, fieldLabel(item)]),
+      ];
       const picker = select(
         `column-${index}`,
         fieldOptions,
@@ -519,36 +617,76 @@ export async function newImportPage(root, { signal, meta }) {
     saveBlob(new Blob([text], { type: 'application/json' }), 'mapping.json');
   }
 
+  /** The options both origins send, as fields (`add(name, value)`). */
+  function optionFields(add) {
+    if (target.control.value) add('target', target.control.value);
+    add('resource', resource.value);
+    add('mode', mode.value);
+    if (listSeparator.value) add('listSeparator', listSeparator.value);
+    add('emptyAsClear', emptyAsClear.checked);
+    add('batchSize', batchSize.value || '100');
+    add('dryRun', dryRun.checked);
+    add('allowAdmin', allowAdmin.checked);
+    add('allowLookalike', allowLookalike.checked);
+    if (lookup.value) add('lookup', lookup.value);
+    if (maxFailures.value.trim()) add('maxFailures', maxFailures.value.trim());
+    if (mode.value === 'sync') {
+      if (missing.value) add('missing', missing.value);
+      if (maxDeletes.value.trim()) add('maxDeletes', maxDeletes.value.trim());
+      if (scopeGroup.value.trim()) add('scopeGroup', scopeGroup.value.trim());
+      if (scopeMatch.value.trim()) add('scopeMatch', scopeMatch.value.trim());
+      if (protect.value.trim()) add('protect', protect.value);
+    }
+  }
+
+  /** Starts the import of a directory source: the server reads it, then answers the import. */
+  async function submitSource() {
+    const chosen = directory.body();
+    if (typeof chosen === 'string') {
+      submitStatus.append(notice('error', chosen));
+      return;
+    }
+    const json = { ...chosen };
+    optionFields((name, value) => {
+      json[name] = value;
+    });
+    startButton.disabled = true;
+    submitStatus.append(notice('info', `Reading source ${chosen.source}…`));
+    try {
+      const info = await api('/v1/source-imports', { method: 'POST', json, signal });
+      location.hash = `#/imports/${encodeURIComponent(info.id)}`;
+    } catch (error) {
+      if (signal.aborted) return;
+      fill(submitStatus, errorNotice(error));
+      startButton.disabled = false;
+    }
+  }
+
   async function submit(event) {
     event.preventDefault();
     fill(submitStatus);
-    if (!state.file) {
-      submitStatus.append(notice('error', 'Choose a file first.'));
-      fileInput.focus();
-      return;
-    }
-    const form = new FormData();
-    form.append('target', target.control.value);
-    commonFields(form);
-    form.append('batchSize', batchSize.value || '100');
-    form.append('dryRun', String(dryRun.checked));
-    form.append('allowAdmin', String(allowAdmin.checked));
-    form.append('allowLookalike', String(allowLookalike.checked));
-    if (lookup.value) form.append('lookup', lookup.value);
-    if (maxFailures.value.trim()) form.append('maxFailures', maxFailures.value.trim());
     const scopeProblem = mode.value === 'sync' ? scopeMatchProblem(scopeMatch.value) : '';
     if (scopeProblem) {
       submitStatus.append(notice('error', `Only keys matching: ${scopeProblem}`));
       scopeMatch.focus();
       return;
     }
-    if (mode.value === 'sync') {
-      if (missing.value) form.append('missing', missing.value);
-      if (maxDeletes.value.trim()) form.append('maxDeletes', maxDeletes.value.trim());
-      if (scopeGroup.value.trim()) form.append('scopeGroup', scopeGroup.value.trim());
-      if (scopeMatch.value.trim()) form.append('scopeMatch', scopeMatch.value.trim());
-      if (protect.value.trim()) form.append('protect', protect.value);
+    if (usesSource()) {
+      await submitSource();
+      return;
     }
+    if (!state.file) {
+      submitStatus.append(notice('error', 'Choose a file first.'));
+      fileInput.focus();
+      return;
+    }
+    const form = new FormData();
+    // a file's own options and mapping first, then the options both origins send
+    if (delimiter.value) form.append('delimiter', delimiter.value);
+    if (encoding.value) form.append('encoding', encoding.value);
+    const mapping = fullMapping();
+    if (hasMapping(mapping)) form.append('mapping', JSON.stringify(mapping));
+    optionFields((name, value) => form.append(name, String(value)));
     form.append('file', state.file, state.file.name);
     startButton.disabled = true;
     submitStatus.append(notice('info', 'Uploading…'));

@@ -22,27 +22,40 @@ function optionText(target) {
 }
 
 /**
- * A labelled select of the targets, `default` chosen when there is one. `onChange(target)` runs
- * now and on every change with the chosen target's summary (from the list). Under the select,
- * a note says when the target is read-only (for work that `writes`: only a dry run may be
- * started) or cannot be used.
+ * A labelled select of the targets: `default` chosen when there is one, else the only target,
+ * else none (a first, empty choice asks for one; the server refuses work that names none).
+ * `onChange(target)` runs now and on every change with the chosen target's summary (from the
+ * list; undefined while none is chosen). Under the select, a note says when the target is
+ * read-only (for work that `writes`: only a dry run may be started) or cannot be used.
  */
 export function targetPicker(id, targets, { onChange, writes = true } = {}) {
-  const list = targets.length > 0 ? targets : [{ name: DEFAULT_TARGET, url: '', readOnly: false }];
+  const list = targets;
   const chosen = list.some((target) => target.name === DEFAULT_TARGET)
     ? DEFAULT_TARGET
-    : list[0].name;
+    : list.length === 1
+      ? list[0].name
+      : '';
   const control = h(
     'select',
-    { id, name: 'target', 'aria-describedby': `${id}-note` },
-    list.map((target) =>
-      h('option', { value: target.name, selected: target.name === chosen }, optionText(target)),
-    ),
+    { id, name: 'target', required: true, 'aria-describedby': `${id}-note` },
+    [
+      ...(chosen === '' ? [h('option', { value: '', selected: true }, 'Choose a target…')] : []),
+      ...list.map((target) =>
+        h('option', { value: target.name, selected: target.name === chosen }, optionText(target)),
+      ),
+    ],
   );
   const note = h('span', { class: 'hint target-note', id: `${id}-note`, 'aria-live': 'polite' });
-  const current = () => list.find((target) => target.name === control.value) ?? list[0];
+  const current = () => list.find((target) => target.name === control.value);
   const update = () => {
     const target = current();
+    if (!target) {
+      note.textContent =
+        list.length === 0 ? 'No target is configured (PORTER_TARGETS_FILE).' : 'Choose a target.';
+      note.classList.toggle('warn', true);
+      onChange?.(target);
+      return;
+    }
     note.textContent = target.problem
       ? `Cannot be used: ${target.problem}`
       : target.readOnly

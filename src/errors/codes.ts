@@ -36,12 +36,19 @@ export const ERROR_CODES = {
     summary:
       'Redis does not answer where REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS say; start one or point them at one.',
   },
+  PORTER_REDIS_FULL: {
+    httpStatus: 503,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      'Redis is full (maxmemory reached under noeviction) and refused the upload: its staged rows are removed and the import ends failed (once Redis has room to record it). Free memory in Redis or raise its maxmemory, then upload again.',
+  },
   PORTER_REDIS_UNSUITABLE: {
     httpStatus: 500,
     exitCode: 78,
     kind: 'permanent',
     summary:
-      'Redis answers but is not what the configuration says (a Cluster or a Sentinel where REDIS_URL names one node, or the other way round), or refuses Lua scripts; the message says which variable to set.',
+      'Redis answers but is not what the configuration says (a Cluster or a Sentinel where REDIS_URL names one node, or the other way round), refuses Lua scripts, or evicts keys when full (a maxmemory-policy other than noeviction, unless PORTER_ALLOW_EVICTION=true); the message says what to set.',
   },
   // producer API
   PORTER_UNAUTHORIZED: {
@@ -82,7 +89,8 @@ export const ERROR_CODES = {
     httpStatus: 413,
     exitCode: 65,
     kind: 'permanent',
-    summary: 'The upload is larger than PORTER_MAX_UPLOAD_BYTES.',
+    summary:
+      "The upload is larger than PORTER_MAX_UPLOAD_BYTES, or a SCIM request is over ServiceProviderConfig's bulk.maxPayloadSize or bulk.maxOperations (scimType tooMany).",
   },
   PORTER_NOT_FOUND: {
     httpStatus: 404,
@@ -97,6 +105,63 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary:
       'The operation does not fit the current state (for example resuming a finished import).',
+  },
+  // SCIM (docs/scim.md)
+  PORTER_SCIM_INVALID: {
+    httpStatus: 400,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      'A SCIM request porter cannot read: a filter, path, value or body that is not valid; the answer names the SCIM scimType (invalidFilter, invalidPath, invalidValue, invalidSyntax, noTarget, mutability, tooMany). Nothing changed.',
+  },
+  PORTER_SCIM_UNIQUENESS: {
+    httpStatus: 409,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      'A SCIM create or rename names a userName (compared without regard to case) or a group displayName another record holds. Nothing changed.',
+  },
+  PORTER_SCIM_VERSION_MISMATCH: {
+    httpStatus: 412,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      "A SCIM request's If-Match names a version the resource no longer has: read it again, then send the change. Nothing changed.",
+  },
+  PORTER_BUSY: {
+    httpStatus: 503,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      'Another porter process held a short lock this step needs (two API processes opening the same held SCIM plan) for longer than porter waits; nothing was changed. Send it again shortly.',
+  },
+  PORTER_SCIM_CHANGE_HELD: {
+    httpStatus: 503,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      "A SCIM delete or deactivation over the target's scim.maxDeletesPerHour: held in the target's held SCIM plan, not applied, answered with Retry-After. An approver releases it (porter approve ID) or drops it (porter cancel ID); the provider's retry is then answered from what was done.",
+  },
+  PORTER_SCIM_TARGET_PAUSED: {
+    httpStatus: 429,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      "A SCIM change while the target's calls are paused (the DAM asked porter to wait, with a 429 and its Retry-After): refused before anything is sent, answered with the pause's Retry-After. Nothing changed.",
+  },
+  PORTER_SCIM_CHANGE_DROPPED: {
+    httpStatus: 409,
+    exitCode: 65,
+    kind: 'permanent',
+    summary:
+      'A SCIM delete or deactivation that was held and then dropped (porter cancel of the held SCIM plan): it is not applied; the provider should not send it again.',
+  },
+  PORTER_SCIM_PROTECTED: {
+    httpStatus: 403,
+    exitCode: 77,
+    kind: 'permanent',
+    summary:
+      "A SCIM delete or deactivation of a user the target's scim.protect list names: SCIM never removes one. Nothing changed.",
   },
   // input
   PORTER_INPUT_EMPTY: {
@@ -228,6 +293,13 @@ export const ERROR_CODES = {
     summary:
       'A record (CSV row, JSON element, NDJSON line) is larger than PORTER_MAX_RECORD_BYTES; it was not read nor sent, the others go on.',
   },
+  PORTER_ANCHOR_CONFLICT: {
+    httpStatus: 422,
+    exitCode: 2,
+    kind: 'permanent',
+    summary:
+      'The record cannot be matched to the DAM by its anchor without a guess (two rows with one anchor, one anchor on two DAM records, a join that matches two, a name another person holds, or no anchor given); the message names the records. Nothing was sent for it.',
+  },
   PORTER_KEY_LOOKALIKE: {
     httpStatus: 422,
     exitCode: 2,
@@ -296,6 +368,34 @@ export const ERROR_CODES = {
     kind: 'permanent',
     summary:
       'The target is read-only (readOnly in the targets file): every write is refused before anything is sent. Reads, exports, diffs and dry runs still work.',
+  },
+  PORTER_NOTIFY_FAILED: {
+    httpStatus: 502,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      'A notification could not be delivered (the receiver answered other than 2xx, hung past PORTER_NOTIFY_TIMEOUT_MS, redirected to another host, or is off PORTER_NOTIFY_ALLOWED_HOSTS); `porter notify deliveries --failed` shows each attempt, `porter notify redeliver ID` sends it again.',
+  },
+  PORTER_TARGET_UNREACHABLE: {
+    httpStatus: 503,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      "The target could not be reached, or refused porter's credentials (401, 403), before any record of the import was sent: the import ended `failed` with the reason and its records `unprocessed`. Fix the address or the credentials, then `porter retry` it.",
+  },
+  PORTER_SOURCE_UNKNOWN: {
+    httpStatus: 400,
+    exitCode: 64,
+    kind: 'permanent',
+    summary:
+      'The command or schedule names a source (a directory to read) that PORTER_SOURCES_FILE does not define, or one whose secret cannot be read here. Nothing was read.',
+  },
+  PORTER_SOURCE_FAILED: {
+    httpStatus: 502,
+    exitCode: 69,
+    kind: 'transient',
+    summary:
+      'The directory could not be read whole: a failed bind or StartTLS, a size or time limit, a referral porter cannot follow, a dropped connection or a page that errored. The message says which; nothing was written.',
   },
   PORTER_TARGET_UNAVAILABLE: {
     httpStatus: 500,

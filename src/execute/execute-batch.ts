@@ -21,6 +21,7 @@ import type { AdminClient } from '../admin/client.js';
 import { AdminError, classifyFailure } from '../admin/errors.js';
 import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { findFresh } from '../plan/find-record.js';
+import { UPDATE_ACTIONS } from '../model/import.js';
 import { decidedResult, type DecidedResult, type PlannedOp } from '../plan/planned-op.js';
 import type { RecordLookup } from '../plan/lookup.js';
 import { isConflict, isNotFound, recordErrorCode, recordErrorMessage } from './record-error.js';
@@ -57,7 +58,7 @@ export interface ExecuteContext {
    */
   clearToSend?: (rows: number[]) => Promise<StopDecision | undefined>;
   /** Told the outcome of every write call: answered, or failed as transient or ambiguous. */
-  onCallOutcome?: (failed: boolean, startedAt: number) => Promise<void> | void;
+  onCallOutcome?: (failed: boolean, startedAt: number, error?: unknown) => Promise<void> | void;
   /**
    * A probe of a paused import: one try per call, and a transient failure pauses the batch
    * again instead of using up the retries.
@@ -219,7 +220,7 @@ class BatchRun {
       }
       const failed = breakerOutcome(error);
       if (failed === false) this.answeredCalls++;
-      if (failed !== undefined) await this.context.onCallOutcome?.(failed, startedAt);
+      if (failed !== undefined) await this.context.onCallOutcome?.(failed, startedAt, error);
       await this.handleFailure(pending, attempt, error);
       return;
     }
@@ -367,7 +368,7 @@ class BatchRun {
   private async settleAppliedPrefix(ops: PlannedOp[], upTo: number): Promise<void> {
     for (let position = 0; position < upTo; position++) {
       const op = ops[position]!;
-      if (op.action === 'update' || op.action === 'lock') continue;
+      if (UPDATE_ACTIONS.has(op.action)) continue;
       if (op.action === 'create' && !op.knownAbsent) {
         // found now, it could not be told from one that existed before: look before resending
         for (const later of ops.slice(position, upTo)) this.uncertain.add(later.row);
@@ -458,7 +459,7 @@ class BatchRun {
 
   /** Whether an op's record is read on the server before it is sent (see reconcile). */
   private readsBeforeSend(op: PlannedOp): boolean {
-    return this.uncertain.has(op.row) && op.action !== 'update' && op.action !== 'lock';
+    return this.uncertain.has(op.row) && !UPDATE_ACTIONS.has(op.action);
   }
 
   private readsFirst(ops: PlannedOp[]): boolean {

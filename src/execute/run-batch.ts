@@ -3,18 +3,32 @@
  * that already have a result (a batch may run twice), plan, send, and record exactly
  * one result per row.
  */
+import type { ErrorCode } from '../errors/codes.js';
 import type { AdminClient } from '../admin/client.js';
-import type { ImportInfo, ImportState, RecordResult, StagedRecord } from '../model/import.js';
+import type {
+  ImportInfo,
+  ImportState,
+  ImportStateRead,
+  RecordResult,
+  StagedRecord,
+} from '../model/import.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { RecordLookup } from '../plan/lookup.js';
 import { planBatch } from '../plan/plan-batch.js';
+import type { AnchorPlanContext } from '../plan/plan-anchor.js';
+import { DEFAULT_ANCHOR_KEY } from '../anchor/anchor-settings.js';
 import type { BatchPlan, DecidedResult, PlannedOp } from '../plan/planned-op.js';
 import type { ResourceName } from '../admin/resources.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { BULK_SETTLE_FROM } from './settle-reads.js';
 import { failureLimitReason } from './failure-limit.js';
-import { AdminError, classifyFailure } from '../admin/errors.js';
+import {
+  AdminError,
+  classifyFailure,
+  describeAdminFailure,
+  targetDownError,
+} from '../admin/errors.js';
 import { recordErrorMessage } from './record-error.js';
 import type { ImportHealth, ImportRuntime } from '../results/import-runtime.js';
 import { breakerTrips, type BreakerOptions } from './circuit-breaker.js';
@@ -30,6 +44,22 @@ import { planUndoBatch } from '../plan/plan-undo.js';
 import { encodeUndoEntry, undoEntryOf } from '../plan/undo-entry.js';
 import type { UndoLog } from '../results/undo-log.js';
 import { isTargetRefusal, type JobTargetRef } from '../targets/job-target.js';
+
+/**
+ * The mapping's anchor as planning needs it; the anchors several rows carry are the import's, or
+ * (an application of a plan) the plan's.
+ */
+async function anchorContext(
+  info: ImportInfo,
+  store: BatchStore,
+): Promise<AnchorPlanContext | undefined> {
+  const mapping = info.options.mapping;
+  if (mapping?.anchor === undefined) return undefined;
+  const twice =
+    info.anchorsTwice ??
+    (info.applyOf === undefined ? undefined : (await store.get(info.applyOf))?.anchorsTwice);
+  return { key: mapping.anchorKey ?? DEFAULT_ANCHOR_KEY, twice };
+}
 
 /** What a batch needs of the result store. */
 export interface BatchStore {
@@ -51,8 +81,10 @@ export interface BatchStore {
   /** queued/running → paused, unless the import was resumed at or after `decidedAt`. */
   pause(importId: string, reason: string, decidedAt: number): Promise<boolean>;
   recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
+  /** Active, nothing ever sent and nothing succeeded → failed with the reason and its code. */
+  failUnsent(importId: string, reason: string, code: ErrorCode): Promise<boolean>;
   /** The state and its reason alone (asked before every call). */
-  stateOf(importId: string): Promise<{ state: ImportState; reason?: string } | undefined>;
+  stateOf(importId: string): Promise<ImportStateRead | undefined>;
   /** The results of these rows that exist (a dry run's plan, for its application). */
   resultsOf(importId: string, rows: readonly number[]): Promise<Map<number, RecordResult>>;
 }
@@ -106,6 +138,8 @@ export interface BatchDeps {
   metrics?: PorterMetrics;
   /** Where an import keeps the values it replaced, for `porter undo`; none kept without it. */
   undo?: UndoLog;
+  /** Told when the breaker paused an import, or a probe found the server answering again. */
+  onBreaker?(kind: 'paused' | 'resumed', info: ImportInfo, reason?: string): void;
 }
 
 export interface BatchReport extends ExecuteStats {
@@ -172,7 +206,9 @@ export async function runBatch(
   const decision = decisionOf(info);
   // a paused import lets one batch per cool-down probe the server; the others wait
   const probe = decision?.kind === 'pause';
-  const { lookup, view } = lookupsOf(ref, info, deps, probe);
+  const { lookup, view } = lookupsOf(ref, info, deps, probe, (ended) => {
+    report.stoppedImport = ended;
+  });
   const stagedRows = staged.map((record) => record.row);
   const [missingRows, sentRows] = await Promise.all([
     store.missingRows(ref.importId, stagedRows),
@@ -233,8 +269,14 @@ export async function runBatch(
     await store.transition(ref.importId, ['queued'], 'running');
   }
 
-  const onCallOutcome = (failed: boolean, startedAt?: number): Promise<void> =>
-    callOutcome(ref, info, deps, failed, startedAt);
+  const onCallOutcome = async (
+    failed: boolean,
+    startedAt?: number,
+    error?: unknown,
+  ): Promise<void> => {
+    const ended = await callOutcome(ref, info, deps, failed, startedAt, error);
+    if (ended) report.stoppedImport = ended;
+  };
   const { resource, mode, allowAdmin } = info.options;
   // a held sync plans only, as a dry run does: nothing is written until it is approved
   const dryRun = info.options.dryRun === true || info.sync?.held === true;
@@ -246,6 +288,7 @@ export async function runBatch(
     for (const row of await sentByParent(deps.journal, info.retryOf, todo)) sentBefore.add(row);
   }
   let plan: Awaited<ReturnType<typeof planBatch>>;
+  const anchor = await anchorContext(info, deps.store);
   const planning = dryRun ? 'dry-run' : info.applyOf !== undefined ? 'apply' : undefined;
   try {
     plan =
@@ -272,6 +315,7 @@ export async function runBatch(
               rules: syncRules(resource, syncOptions, allowAdmin, deps.selfUser),
               mappingColumns: info.options.mapping?.columns,
             },
+            anchor,
           });
   } catch (error) {
     if (error instanceof ImportPausedSignal) {
@@ -280,9 +324,24 @@ export async function runBatch(
     }
     if (!(error instanceof AdminError) || classifyFailure(error) === 'permanent') throw error;
     // the server failed every try of a read: count it, and wait if that paused the import
-    await onCallOutcome(true);
-    if ((await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
+    await onCallOutcome(true, undefined, error);
+    const after = await stopDecisionOf(store, ref.importId);
+    if (after?.kind === 'pause') {
       report.paused = true;
+      return report;
+    }
+    if (after?.kind === 'stop' && after.code === 'PORTER_TARGET_UNREACHABLE') {
+      // nothing of the import could be sent: it ended failed, and its records say why
+      await save(
+        todo.map((record) => ({
+          row: record.row,
+          line: record.line,
+          status: 'unprocessed',
+          errorCode: after.code,
+          error: after.message,
+          attempts: 0,
+        })),
+      );
       return report;
     }
     // else, as for a call that kept failing: the records are unprocessed, with the last error
@@ -370,14 +429,19 @@ export async function runBatch(
   if (probe && !outcome.paused && (outcome.answeredCalls > 0 || plan.ops.length === 0)) {
     // the server answers again; failures from before now no longer count
     await deps.health.clear(ref.importId);
-    if (await store.transition(ref.importId, ['paused'], 'running')) report.resumedImport = true;
+    if (await store.transition(ref.importId, ['paused'], 'running')) {
+      report.resumedImport = true;
+      deps.onBreaker?.('resumed', info);
+    }
   }
   return report;
 }
 
 /**
  * Tells the breaker a call's outcome; when it trips, pauses the import and holds the probes for
- * a cool-down.
+ * a cool-down. A call that could not reach the target, before anything of the import was sent,
+ * ends the import `failed` instead (PORTER_TARGET_UNREACHABLE): nothing could be sent, and no
+ * pause would mend a wrong address. Returns that end, when it is one.
  */
 async function callOutcome(
   ref: BatchRef,
@@ -385,8 +449,16 @@ async function callOutcome(
   deps: BatchDeps,
   failed: boolean,
   startedAt = Date.now(),
-): Promise<void> {
+  error?: unknown,
+): Promise<{ reason: string; code: string } | undefined> {
   const { store } = deps;
+  const down = failed ? targetDownError(error) : undefined;
+  if (down) {
+    const reason = `nothing sent: ${describeAdminFailure(down)}`;
+    if (await store.failUnsent(ref.importId, reason, 'PORTER_TARGET_UNREACHABLE')) {
+      return { reason: reason.replace(/^nothing sent: /, ''), code: 'PORTER_TARGET_UNREACHABLE' };
+    }
+  }
   // a resume after this read (porter resume, a probe answered) outranks what the read shows
   const readAt = Date.now();
   const window = await deps.health.record(ref.importId, failed, deps.breaker.windowMs, startedAt);
@@ -394,8 +466,10 @@ async function callOutcome(
   // the first probe comes after a whole cool-down, not from the next batch picked up
   if (why && (await store.pause(ref.importId, why, readAt))) {
     deps.metrics?.breakerPaused(info.options.resource);
+    deps.onBreaker?.('paused', info, why);
     await deps.health.holdProbes(ref.importId, deps.breaker.cooldownMs);
   }
+  return undefined;
 }
 
 /**
@@ -407,6 +481,7 @@ function lookupsOf(
   info: ImportInfo,
   deps: BatchDeps,
   probe: boolean,
+  onEnded: (ended: { reason: string; code: string }) => void,
 ): { lookup: RecordLookup; view: DirectoryView } {
   const { store } = deps;
   const { resource } = info.options;
@@ -426,8 +501,9 @@ function lookupsOf(
     retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
     signal: deps.signal,
     onRateLimited: deps.onRateLimited,
-    onOutcome: async (failed, startedAt) => {
-      await callOutcome(ref, info, deps, failed, startedAt);
+    onOutcome: async (failed, startedAt, error) => {
+      const ended = await callOutcome(ref, info, deps, failed, startedAt, error);
+      if (ended) onEnded(ended);
       // reads of a batch stop as soon as the breaker paused the import (a probe reads on)
       if (failed && !probe && (await stopDecisionOf(store, ref.importId))?.kind === 'pause') {
         throw new ImportPausedSignal();
@@ -566,9 +642,7 @@ const GOING = (Object.keys(STATES) as ImportState[]).filter(
 const GOING_ON_PROBE: ImportState[] = [...GOING, 'paused'];
 
 /** The decision a state read (undefined: the import is gone) leads to. */
-function decisionOf(
-  info: { state: ImportState; reason?: string } | undefined,
-): StopDecision | undefined {
+function decisionOf(info: ImportStateRead | undefined): StopDecision | undefined {
   if (!info)
     return {
       kind: 'stop',
@@ -581,6 +655,13 @@ function decisionOf(
       kind: 'stop',
       code: 'PORTER_CANCELLED',
       message: `not sent: the import was cancelled${why}`,
+    };
+  }
+  if (info.reasonCode === 'PORTER_TARGET_UNREACHABLE') {
+    return {
+      kind: 'stop',
+      code: info.reasonCode,
+      message: `not sent: ${(info.reason ?? 'the target cannot be reached').replace(/^nothing sent: /, '')}`,
     };
   }
   if (FINAL_IMPORT_STATES.has(info.state)) {

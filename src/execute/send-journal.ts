@@ -10,10 +10,9 @@
  * (`…:sent`), which is still read.
  */
 import type { Redis } from 'ioredis';
-import type { ImportState } from '../model/import.js';
-import { importKeys } from '../results/import-keys.js';
+import type { ImportState, ImportStateRead } from '../model/import.js';
+import { importKeys, sentRowsKeys } from '../results/import-keys.js';
 import { defineScript, type ScriptCommand } from '../util/redis-commands.js';
-import { importKeyBase } from '../redis/key-tags.js';
 
 /**
  * Lua: sets the bits of `runs` (ARGV from `first`: a run's first row, then its length of at most
@@ -47,8 +46,8 @@ return 1`;
  * runs… Reads the state and reason, and marks the rows only when the state is one of those.
  */
 const MARK_WHILE = `${SET_RUNS}
-local state = redis.call('HGET', KEYS[1], 'state')
-local reason = redis.call('HGET', KEYS[1], 'reason')
+local m = redis.call('HMGET', KEYS[1], 'state', 'reason', 'reasonCode')
+local state, reason, code = m[1], m[2], m[3]
 if not state then return {} end
 local n = tonumber(ARGV[2])
 for i = 3, 2 + n do
@@ -58,7 +57,7 @@ for i = 3, 2 + n do
     break
   end
 end
-return {state, reason}`;
+return {state, reason or '', code or ''}`;
 
 /** Rows one BITFIELD operation sets at most: a u32 of ones is exact in Lua's numbers. */
 const RUN_BITS = 32;
@@ -109,12 +108,12 @@ export class SendJournal {
   }
 
   private key(importId: string): string {
-    return `${importKeyBase(this.prefix, importId)}:sent-rows`;
+    return sentRowsKeys(this.prefix, importId).bitmap;
   }
 
   /** The set an earlier version kept. */
   private legacyKey(importId: string): string {
-    return `${importKeyBase(this.prefix, importId)}:sent`;
+    return sentRowsKeys(this.prefix, importId).set;
   }
 
   /** Records that these rows are about to be sent. */
@@ -131,17 +130,17 @@ export class SendJournal {
     importId: string,
     going: readonly ImportState[],
     rows: readonly number[],
-  ): Promise<{ state: ImportState; reason?: string } | undefined> {
-    const [state, reason] = (await this.markWhile(
+  ): Promise<ImportStateRead | undefined> {
+    const [state, reason, reasonCode] = (await this.markWhile(
       importKeys(this.prefix, importId).meta,
       this.key(importId),
       this.ttlSeconds,
       going.length,
       ...going,
       ...runsOf(rows),
-    )) as [ImportState?, string?];
+    )) as [ImportState?, string?, string?];
     if (state === undefined) return undefined;
-    return reason ? { state, reason } : { state };
+    return { state, ...(reason ? { reason } : {}), ...(reasonCode ? { reasonCode } : {}) };
   }
 
   /**

@@ -9,104 +9,34 @@
  * address's failure limit, and each is an audit event.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { PorterContext } from '../app/context.js';
 import { securityOf } from '../app/security.js';
 import { runAs } from '../auth/acting.js';
-import { API_TOKEN_PRINCIPAL, type Principal } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
 import { roleIncludes } from '../auth/roles.js';
 import { routeRule } from '../auth/route-roles.js';
 import { csrfMatches, type Session } from '../auth/sessions.js';
 import { checkTargetAllowed } from '../auth/target-limits.js';
-import { newActionId } from '../audit/audit-log.js';
-import { whoOf } from '../audit/audit-event.js';
 import { PorterError } from '../errors/porter-error.js';
 import { BOARD_PATH } from './access.js';
 import { BOARD_COOKIE, cookieValue } from './board-session.js';
 import { loginPage } from './login-page.js';
 import { actorOf } from './request-actor.js';
+import { checkFailureLimit, recordFailure, tokenPrincipal } from './sign-ins.js';
+import { sessionPrincipal } from '../app/session-check.js';
 import { jobTargetOf } from './job-target-of.js';
+import { sendScimError } from './routes/scim.js';
+
+/** Whether the request is for a SCIM route (/scim/v2/{target}/…). */
+function isScimRoute(request: FastifyRequest): boolean {
+  return (request.routeOptions.url ?? '').startsWith('/scim/v2/');
+}
 
 /** The console's session cookie (OpenID Connect sign-in). */
 export const SESSION_COOKIE = 'porter_session';
 export const CSRF_HEADER = 'x-porter-csrf';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** Whether `given` is the API token, compared in constant time. */
-export function isApiToken(given: string, token: string | undefined): boolean {
-  return token !== undefined && timingSafeEqual(digest(given), digest(token));
-}
-
-/** The principal of a presented token (PORTER_API_TOKEN or a stored one), if valid. */
-export async function tokenPrincipal(
-  context: PorterContext,
-  given: string,
-  apiToken: string | undefined,
-): Promise<Principal | undefined> {
-  if (isApiToken(given, apiToken)) return API_TOKEN_PRINCIPAL;
-  return securityOf(context).tokens.verify(given);
-}
-
-/** Counts a bad credential from the request's address and writes its audit event. */
-export async function recordFailure(
-  context: PorterContext,
-  request: FastifyRequest,
-  action: string,
-  what: Record<string, unknown>,
-): Promise<void> {
-  const security = securityOf(context);
-  const count = await security.failures.fail(request.ip);
-  await security.audit.append({
-    at: new Date().toISOString(),
-    action,
-    phase: 'done',
-    actionId: newActionId(),
-    who: whoOf(undefined),
-    from: actorOf(request).from,
-    what: { ...what, failuresThisMinute: count },
-    result: { ok: false, status: 401, code: 'PORTER_UNAUTHORIZED' },
-  });
-}
-
-/** Opens a session for a principal that just signed in, and writes its audit event; its id. */
-export async function signIn(
-  context: PorterContext,
-  request: FastifyRequest,
-  principal: Principal,
-  via: string,
-): Promise<string> {
-  const security = securityOf(context);
-  const { id } = await security.sessions.create(principal);
-  await security.audit.append({
-    at: new Date().toISOString(),
-    action: 'signin',
-    phase: 'done',
-    actionId: newActionId(),
-    who: whoOf(principal),
-    from: actorOf(request).from,
-    what: { via },
-    result: { ok: true },
-  });
-  return id;
-}
-
-/** Refuses the address once it failed too often this minute. */
-export async function checkFailureLimit(
-  context: PorterContext,
-  request: FastifyRequest,
-): Promise<void> {
-  if (await securityOf(context).failures.blocked(request.ip)) {
-    throw new PorterError(
-      'PORTER_RATE_LIMITED',
-      'too many failed sign-ins or bad tokens from this address; wait a minute',
-    );
-  }
-}
 
 interface Resolved {
   principal: Principal;
@@ -121,14 +51,17 @@ async function resolve(
 ): Promise<Resolved | undefined> {
   const header = request.headers.authorization;
   if (header !== undefined) {
-    await checkFailureLimit(context, request);
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    const principal = match ? await tokenPrincipal(context, match[1]!.trim(), apiToken) : undefined;
+    const given = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+    await checkFailureLimit(context, request, given);
+    const principal = given ? await tokenPrincipal(context, given, apiToken) : undefined;
     if (!principal) {
-      await recordFailure(context, request, 'token.refused', {
-        method: request.method,
-        url: request.routeOptions.url,
-      });
+      await recordFailure(
+        context,
+        request,
+        'token.refused',
+        { method: request.method, url: request.routeOptions.url },
+        given,
+      );
       throw new PorterError('PORTER_UNAUTHORIZED', 'send Authorization: Bearer <token>');
     }
     return { principal };
@@ -136,8 +69,12 @@ async function resolve(
   const { sessions } = securityOf(context);
   // the dashboard's cookie opens the dashboard only
   for (const name of browserRoute ? [SESSION_COOKIE, BOARD_COOKIE] : [SESSION_COOKIE]) {
-    const session = await sessions.get(cookieValue(request.headers.cookie, name));
-    if (session) return { principal: session.principal, session };
+    const id = cookieValue(request.headers.cookie, name);
+    const session = await sessions.get(id);
+    if (!session) continue;
+    // a session lives no longer than the token or the provider's say that opened it
+    const principal = await sessionPrincipal(context, id!, session, apiToken);
+    if (principal) return { principal, session };
   }
   return undefined;
 }
@@ -177,6 +114,8 @@ export function registerAccessControl(app: FastifyInstance, options: AccessContr
     } catch (error) {
       // answered here: the queue dashboard's routes have an error handler of their own
       if (!(error instanceof PorterError)) throw error;
+      // an identity provider reads SCIM error bodies
+      if (isScimRoute(request)) return sendScimError(reply, error);
       return reply.status(error.httpStatus).send({ error: error.toJSON() });
     }
   });
@@ -192,6 +131,7 @@ export function registerAccessControl(app: FastifyInstance, options: AccessContr
     if (!resolved) return refuseAnonymous(request, reply, browserRoute);
     if (resolved.session) checkCsrf(request, resolved.session, browserRoute);
     const { principal } = resolved;
+    if (principal.scimOnly && !isScimRoute(request)) throw scimOnlyRefusal(principal);
     const actor = actorOf(request);
     actor.principal = principal;
     const rule = routeRule(request.method, request.routeOptions.url ?? request.url);
@@ -203,11 +143,34 @@ export function registerAccessControl(app: FastifyInstance, options: AccessContr
       );
     }
     if (principal.targets) {
+      if (rule.everyTarget) throw everyTargetRefusal(principal);
       const target = await jobTargetOf(context, request);
       if (target !== undefined) checkTargetAllowed(target, principal);
     }
     return undefined;
   }
+}
+
+/** A `--scim-only` token anywhere but the SCIM routes (the dashboard's sign-in form among them). */
+export function scimOnlyRefusal(principal: Principal): PorterError {
+  return new PorterError(
+    'PORTER_FORBIDDEN',
+    `${principal.name} opens the SCIM routes (/scim/v2/{target}/) only`,
+    { details: { scimOnly: true } },
+  );
+}
+
+/**
+ * A route that shows every target at once (the queue dashboard, the audit trail) cannot leave
+ * other targets out: a principal limited to some is refused it.
+ */
+export function everyTargetRefusal(principal: Principal): PorterError {
+  const limits = principal.targets ?? [];
+  return new PorterError(
+    'PORTER_FORBIDDEN',
+    `${principal.name} is limited to target${limits.length === 1 ? '' : 's'} ${limits.join(', ')}, and this shows every target's jobs and events; use /v1/imports, /v1/exports and /v1/migrations, which show its own`,
+    { details: { allowed: limits } },
+  );
 }
 
 /** No principal: 401, or the dashboard's sign-in form for a browser asking for a page. */

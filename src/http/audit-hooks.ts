@@ -4,14 +4,19 @@
  * runs (after the principal was allowed), and `result` with the same `actionId` once the answer
  * is sent, with the status, the error code and what the answer named (ids, target, mode,
  * counts). A process killed in between leaves the intent: the action may have happened, and
- * the trail says who asked. A refused request (401, 403) writes one `done` event.
+ * the trail says who asked. A refused request (401, 403, a field the route does not take)
+ * writes one `done` event. An intent always gets its result: a request that matches no route
+ * writes neither. The queue dashboard's actions say `via: board` in what they name.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PorterContext } from '../app/context.js';
 import { securityOf } from '../app/security.js';
-import { routeRule } from '../auth/route-roles.js';
+import type { Principal } from '../auth/principal.js';
+import { routeRule, type RouteRule } from '../auth/route-roles.js';
 import { whoOf, type AuditEvent } from '../audit/audit-event.js';
 import { newActionId } from '../audit/audit-log.js';
+import { outcomeOfStatus } from '../audit/outcome.js';
+import { BOARD_PATH } from './access.js';
 import { actorOf } from './request-actor.js';
 
 const summaries = new WeakMap<FastifyRequest, { what: Record<string, unknown>; code?: string }>();
@@ -35,9 +40,17 @@ const WHAT_KEYS = [
   'every',
 ];
 
+/**
+ * What a request names and an answer does not: the directory source a source import reads (an
+ * import's answer has a `source` of its own, the file's name).
+ */
+const REQUEST_KEYS = [...WHAT_KEYS, 'source'];
+
 /** What a request names before it runs: its path ids and the options it gives. */
 function requestWhat(request: FastifyRequest): Record<string, unknown> {
   const what: Record<string, unknown> = {};
+  // the queue dashboard's buttons act on the queues themselves, not through porter's routes
+  if (request.routeOptions.url?.startsWith(`${BOARD_PATH}/`)) what.via = 'board';
   const params = (request.params ?? {}) as Record<string, unknown>;
   for (const [key, value] of Object.entries(params))
     if (typeof value === 'string') what[key] = value;
@@ -48,7 +61,7 @@ function requestWhat(request: FastifyRequest): Record<string, unknown> {
       typeof (source as { pipe?: unknown }).pipe === 'function'
     )
       continue;
-    for (const key of WHAT_KEYS) {
+    for (const key of REQUEST_KEYS) {
       const value = (source as Record<string, unknown>)[key];
       if (value !== undefined && typeof value !== 'object') what[key] = value;
     }
@@ -84,21 +97,40 @@ function answerWhat(payload: unknown): { what: Record<string, unknown>; code?: s
   return { what };
 }
 
+/** Writes the `done` event of a sign-out that ended a session (the route knows whether one did). */
+export async function auditSignOut(
+  context: PorterContext,
+  request: FastifyRequest,
+  principal: Principal,
+): Promise<void> {
+  await securityOf(context).audit.append({
+    at: new Date().toISOString(),
+    action: 'signout',
+    phase: 'done',
+    actionId: newActionId(),
+    who: whoOf(principal),
+    from: actorOf(request).from,
+    what: requestWhat(request),
+    result: { ok: true, outcome: 'ok' },
+  });
+}
+
 export function registerAuditHooks(app: FastifyInstance, context: PorterContext): void {
   const { audit } = securityOf(context);
-  const actionOf = (request: FastifyRequest): string | undefined =>
-    request.routeOptions.config?.access === 'public'
+  // a request that matches no route changes nothing, and a public route writes its own events
+  const ruleOf = (request: FastifyRequest): RouteRule | undefined =>
+    request.routeOptions.config?.access === 'public' || request.routeOptions.url === undefined
       ? undefined
-      : routeRule(request.method, request.routeOptions.url ?? request.url).action;
+      : routeRule(request.method, request.routeOptions.url);
 
   app.addHook('preHandler', async (request) => {
-    const action = actionOf(request);
-    if (!action) return;
+    const rule = ruleOf(request);
+    if (!rule?.action || rule.audit === 'refusals') return;
     const actor = actorOf(request);
     actor.actionId = newActionId();
     await audit.append({
       at: new Date().toISOString(),
-      action,
+      action: rule.action,
       phase: 'intent',
       actionId: actor.actionId,
       who: whoOf(actor.principal),
@@ -108,35 +140,41 @@ export function registerAuditHooks(app: FastifyInstance, context: PorterContext)
   });
 
   app.addHook('onSend', async (request, _reply, payload) => {
-    if (actionOf(request)) summaries.set(request, answerWhat(payload));
+    if (ruleOf(request)?.action) summaries.set(request, answerWhat(payload));
     return payload;
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    const action = actionOf(request);
-    // a route that does not exist has no action; neither has a read
-    if (!action || request.routeOptions.url === undefined) return;
+    const rule = ruleOf(request);
     const actor = actorOf(request);
+    // an intent gets its result; without one, only a refusal is written (a read has no action)
+    const intent = actor.actionId;
+    if (!rule?.action || (intent === undefined && reply.statusCode < 400)) return;
     const answer = summaries.get(request) ?? { what: {} };
-    const ok = reply.statusCode < 400;
+    const created = actor.created.length > 0;
     const event: AuditEvent = {
       at: new Date().toISOString(),
-      action,
-      phase: actor.actionId ? 'result' : 'done',
-      actionId: actor.actionId ?? newActionId(),
+      action: rule.action,
+      phase: intent ? 'result' : 'done',
+      actionId: intent ?? newActionId(),
       who: whoOf(actor.principal),
       from: actor.from,
       what: {
         ...requestWhat(request),
         ...answer.what,
-        ...(actor.created.length > 0 ? { created: actor.created } : {}),
+        ...(created ? { created: actor.created } : {}),
       },
-      result: { ok, status: reply.statusCode, ...(answer.code ? { code: answer.code } : {}) },
+      result: {
+        ok: reply.statusCode < 400,
+        outcome: outcomeOfStatus(reply.statusCode, created),
+        status: reply.statusCode,
+        ...(answer.code ? { code: answer.code } : {}),
+      },
     };
     try {
       await audit.append(event);
     } catch (error) {
-      request.log.error({ err: error, action }, 'audit event not written');
+      request.log.error({ err: error, action: rule.action }, 'audit event not written');
     }
   });
 }

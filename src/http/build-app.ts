@@ -14,6 +14,7 @@ import { PORTER_VERSION } from '../version.js';
 import helmet from '@fastify/helmet';
 import { registerAccessControl } from './access-control.js';
 import { registerAuditHooks } from './audit-hooks.js';
+import { registerStrictFields, STRICT_AJV } from './strict-fields.js';
 import { auditRoutes } from './routes/audit.js';
 import { sessionRoutes } from './routes/session.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -26,12 +27,15 @@ import { importScheduleRoutes } from './routes/import-schedules.js';
 import { importRoutes } from './routes/imports.js';
 import { metaRoutes } from './routes/meta.js';
 import { targetRoutes } from './routes/targets.js';
+import { sourceRoutes } from './routes/sources.js';
 import { previewRoutes } from './routes/previews.js';
 import { migrationRoutes } from './routes/migrations.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { opsRoutes } from './routes/ops.js';
 import type { PrometheusMetrics } from '../metrics/prometheus.js';
 import { undoRoutes } from './routes/undo.js';
+import { notifyRoutes } from './routes/notify.js';
+import { canonicalScimUrl, scimRoutes } from './routes/scim.js';
 
 export interface ApiOptions {
   context: PorterContext;
@@ -49,6 +53,14 @@ export interface ApiOptions {
   /** The registry /metrics answers from. @defaultValue the context's, when Prometheus metrics */
   metrics?: PrometheusMetrics;
 }
+
+/** PORTER_TRUST_PROXY as fastify takes it: a count of hops becomes the hops it believes. */
+function trustedProxies(setting: boolean | number | string): boolean | string | TrustProxyHops {
+  if (typeof setting !== 'number') return setting;
+  return (_address, hop) => hop < setting;
+}
+
+type TrustProxyHops = (address: string, hop: number) => boolean;
 
 export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance> {
   if (options.token !== undefined && options.token.length < 16) {
@@ -69,7 +81,15 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
         }
       : false,
     bodyLimit: 1024 * 1024,
+    // X-Forwarded-For and -Proto count only from the proxies PORTER_TRUST_PROXY names: the
+    // client's address (failure limits, the audit) and https (Secure cookies, the origin check)
+    trustProxy: trustedProxies(options.context.env.PORTER_TRUST_PROXY),
+    // a field a route does not declare is refused, never stripped (strict-fields.ts)
+    ajv: STRICT_AJV,
+    // SCIM clients spell endpoints in any case (`/users`) and add a slash (`/Users/?filter=`)
+    rewriteUrl: (request) => canonicalScimUrl(request.url ?? '/'),
   });
+  registerStrictFields(app);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   // once stopping, answers to the requests still in progress close their connection, so the
@@ -117,8 +137,11 @@ export async function buildApiApp(options: ApiOptions): Promise<FastifyInstance>
   await app.register(previewRoutes, { context: options.context });
   await app.register(metaRoutes, { maxUploadBytes });
   await app.register(targetRoutes, { context: options.context });
+  await app.register(sourceRoutes, { context: options.context });
   await app.register(consoleRoutes);
   await app.register(undoRoutes, { context: options.context });
   await app.register(planApprovalRoutes, { context: options.context });
+  await app.register(notifyRoutes, { context: options.context });
+  await app.register(scimRoutes, { context: options.context });
   return app;
 }

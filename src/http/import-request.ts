@@ -1,4 +1,5 @@
 /** Options of an upload, from multipart fields or query parameters, checked once. */
+import { checkEncoding } from '../ingest/text-encoding.js';
 import { z } from 'zod';
 import { RESOURCE_NAMES } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
@@ -30,6 +31,8 @@ export const importFieldsSchema = z.object({
   /** Default: the mapping's listSeparator, else "|". */
   listSeparator: z.string().min(1).max(3).optional(),
   delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
+  /** The upload's text encoding (windows-1252, latin1, utf-16le …); default UTF-8, or a UTF-16 BOM's. */
+  encoding: z.string().min(1).max(40).optional(),
   emptyAsClear: flag.default(false),
   allowAdmin: flag.default(false),
   allowLookalike: flag.default(false),
@@ -56,6 +59,9 @@ export const importFieldsSchema = z.object({
   scopeGroup: z.string().optional(),
   scopeMatch: z.string().optional(),
 });
+
+/** The fields an upload takes, as query parameters or form fields. */
+export const IMPORT_FIELD_NAMES: readonly string[] = Object.keys(importFieldsSchema.shape);
 
 export interface ParsedImportRequest {
   options: ImportOptions;
@@ -93,6 +99,9 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       // a field of the request wins over the mapping
       listSeparator: value.listSeparator ?? mapping?.listSeparator ?? DEFAULT_LIST_SEPARATOR,
       delimiter: value.delimiter === 'tab' ? '\t' : (value.delimiter ?? mapping?.delimiter),
+      ...(value.encoding !== undefined
+        ? { encoding: checkEncoding(value.encoding, 'encoding') }
+        : {}),
       emptyAsClear: value.emptyAsClear,
       allowAdmin: value.allowAdmin,
       allowLookalike: value.allowLookalike,

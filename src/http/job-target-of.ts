@@ -1,6 +1,7 @@
 /**
- * The target of the job or schedule a request names (`/v1/imports/:id`, `/v1/exports/:id`,
- * `/v1/migrations/:id`, `/v1/schedules/:name`, `/v1/import-schedules/:name`).
+ * The target of the job, schedule or target a request names (`/v1/imports/:id`,
+ * `/v1/exports/:id`, `/v1/migrations/:id`, `/v1/schedules/:name`, `/v1/import-schedules/:name`,
+ * `/v1/targets/:name`), and the target of a SCIM route (`/scim/v2/:target/…`).
  */
 import type { FastifyRequest } from 'fastify';
 import type { PorterContext } from '../app/context.js';
@@ -13,9 +14,13 @@ export async function jobTargetOf(
   context: PorterContext,
   request: FastifyRequest,
 ): Promise<string | undefined> {
-  const params = request.params as { id?: unknown; name?: unknown } | undefined;
+  const params = request.params as { id?: unknown; name?: unknown; target?: unknown } | undefined;
   const url = request.routeOptions.url ?? '';
+  if (typeof params?.target === 'string' && url.startsWith('/scim/v2/:target')) {
+    return params.target;
+  }
   const name = params?.name;
+  if (typeof name === 'string' && url.startsWith('/v1/targets/')) return name;
   if (typeof name === 'string' && url.startsWith('/v1/import-schedules/')) {
     const info = await findImportSchedule(context, name);
     return info ? (info.request.options.target ?? DEFAULT_TARGET) : undefined;

@@ -15,6 +15,7 @@ export const SAFE_QUERY_KEYS: ReadonlySet<string> = new Set([
   'batchSize',
   'listSeparator',
   'delimiter',
+  'encoding',
   'emptyAsClear',
   'allowAdmin',
   'allowLookalike',

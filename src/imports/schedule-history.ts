@@ -20,7 +20,8 @@ export interface ScheduleRun {
 
 /** The content the last import of a schedule was started with. */
 export interface LastScheduledImport {
-  sha256: string;
+  /** The file's digest; unset for a schedule that reads a directory source. */
+  sha256?: string;
   jobId?: string;
   /** Unset while the import is being created. */
   importId?: string;

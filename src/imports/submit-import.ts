@@ -23,6 +23,7 @@ import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason } from '../execute/failure-limit.js';
 import { naturalKey } from '../plan/natural-key.js';
 import { WORK_ATTRIBUTES, withSpan, withWork } from '../observability/tracing.js';
+import { isOutOfMemory, untilRoom, type RoomWatch } from '../redis/redis-full.js';
 
 export interface SubmitImportRequest {
   options: ImportOptions;
@@ -32,6 +33,8 @@ export interface SubmitImportRequest {
   format?: InputFormat;
   mapping?: Mapping;
   retryOf?: string;
+  /** Whose records these are besides the acting principal's (a retry: its original's starter). */
+  onBehalfOf?: string;
   /**
    * Decides a valid record's result without staging it (a migration fails a record whose
    * reference did not migrate); undefined stages it as usual.
@@ -42,6 +45,11 @@ export interface SubmitImportRequest {
 export interface SubmitImportDeps {
   store: ImportStore;
   keys: UploadKeys;
+  /**
+   * Where a full Redis is told. With it, the end of an upload Redis refused for want of memory
+   * (its failure, or its being whole) is recorded once Redis has room; without it, not at all.
+   */
+  room?: RoomWatch;
   /** Queues the import's preparation, which reads the directory and then queues its batches. */
   enqueuePrepare: (importId: string) => Promise<void>;
   /** Called as soon as the import has an id, before the upload is read. */
@@ -106,18 +114,26 @@ async function receiveImport(
     contentType: request.contentType,
     delimiter: options.delimiter,
     listSeparator: options.listSeparator,
+    encoding: options.encoding,
     mapping,
     emptyAsClear: options.emptyAsClear,
     maxRecordBytes: deps.maxRecordBytes,
     directory: deps.directory && (() => deps.directory!(options.resource)),
+    // a directory read whole that returned nothing, where the last full read saw entries: held
+    emptySync: options.source !== undefined && (options.source.lastEntries ?? 0) > 0,
   };
   // a request that cannot work is refused before an import is stored for it
   checkIngestOptions(ingestOptions);
-  const created = await store.create({
-    options: { ...request.options, mapping },
-    source: request.fileName,
-    retryOf: request.retryOf,
-  });
+  const created = await store
+    .create({
+      options: { ...request.options, mapping },
+      source: request.fileName,
+      retryOf: request.retryOf,
+      onBehalfOf: request.onBehalfOf,
+    })
+    .catch((error: unknown) => {
+      throw isOutOfMemory(error) ? redisFull('no import was stored', error) : error;
+    });
   deps.onCreated?.(created);
   const importId = created.id;
   onId(importId);
@@ -137,17 +153,34 @@ async function receiveAndQueue(
   const { options } = request;
   const receiving = new Receiving(importId, deps, options, request.decide);
   try {
-    const { header, batches } = ingest(request.source, ingestOptions);
-    let columnsSaved = false;
+    const run = ingest(request.source, ingestOptions);
+    const { header, batches } = run;
+    let columns: ColumnsSeen | undefined;
     for await (const batch of batches) {
-      if (!columnsSaved) {
-        await store.setColumns(importId, (await header).columns);
-        columnsSaved = true;
+      if (columns === undefined) {
+        const { format, columns: first } = await header;
+        await store.setColumns(importId, first);
+        // a CSV row has its header's columns; a JSON record has keys of its own
+        columns = new ColumnsSeen(first, format !== 'csv');
       }
       // a batch is taken in at once; only a full chunk waits (for the one before it)
-      for (const item of batch) if (receiving.add(item)) await receiving.startWrite();
+      for (const item of batch) {
+        columns.see(item.input);
+        if (receiving.add(item)) await receiving.startWrite();
+      }
     }
+    // an empty feed (a CSV header alone) has its columns too, for its (empty) report
+    if (columns === undefined) await store.setColumns(importId, (await header).columns);
     await receiving.flush();
+    // the first of rows that share an anchor was staged before the next was read: planning
+    // fails it too
+    const twice = run.anchorsTwice();
+    if (twice.size > 0) await store.setAnchorsTwice(importId, twice);
+    if (columns !== undefined && columns.more.length > 0) {
+      await store.setMoreColumns(importId, columns.more);
+    }
+    // a sync holds its plan when rows it cannot tie to a key failed (see prepare-sync)
+    if (receiving.unnamed > 0) await store.setUnnamedFailures(importId, receiving.unnamed);
   } catch (error) {
     await receiving.settle();
     if ((await store.getState(importId)) === 'cancelled') {
@@ -161,8 +194,19 @@ async function receiveAndQueue(
       );
     }
     await deps.keys.release(importId);
-    const reason = error instanceof Error ? error.message : String(error);
-    await store.transition(importId, ['receiving'], 'failed', reason);
+    const full = isOutOfMemory(error);
+    const reason = full
+      ? REDIS_FULL_REASON
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    // nothing of a failed upload is ever sent: its staged rows go at once (DEL is allowed when
+    // Redis is full, and gives it room back), then its end is recorded, once Redis has room
+    await store.dropStaged(importId);
+    await whenRoom(deps, importId, () =>
+      store.transition(importId, ['receiving'], 'failed', reason),
+    );
+    if (full) throw redisFull(`import ${importId} failed; its staged rows are removed`, error);
     throw error instanceof PorterError
       ? error
       : new PorterError('PORTER_UPLOAD_ABORTED', `the upload broke off: ${reason}`, {
@@ -170,7 +214,10 @@ async function receiveAndQueue(
         });
   }
   const batches = Math.ceil(receiving.staged / options.batchSize);
-  const info = await store.markReceived(importId, { total: receiving.total, batches });
+  // the upload is whole: that is recorded, and its preparation queued, once Redis has room
+  const info = await whenRoom(deps, importId, () =>
+    store.markReceived(importId, { total: receiving.total, batches }),
+  );
   // rows refused while receiving may already pass --max-failures: then nothing is sent
   const tooMany = failureLimitReason(options.maxFailures, info.counts.failed, info.total);
   if (tooMany && (await store.transition(importId, ['queued'], 'failed', tooMany))) {
@@ -183,9 +230,56 @@ async function receiveAndQueue(
   }
   // the upload's keys stay until the import is prepared: the snapshot keeps what they name; a
   // sync is always prepared, as it handles the server's records its file leaves out
-  if (batches > 0 || options.mode === 'sync') await deps.enqueuePrepare(importId);
-  else await deps.keys.release(importId);
+  if (batches > 0 || options.mode === 'sync') {
+    await whenRoom(deps, importId, () => deps.enqueuePrepare(importId));
+  } else await deps.keys.release(importId);
   return info;
+}
+
+const REDIS_FULL_REASON =
+  'Redis is full (maxmemory reached): it refused the upload; free memory in Redis or raise its maxmemory, then upload again';
+
+function redisFull(what: string, cause: unknown): PorterError {
+  return new PorterError(
+    'PORTER_REDIS_FULL',
+    `Redis is full (maxmemory reached) and refused the upload: ${what}. Free memory in Redis or raise its maxmemory, then upload again`,
+    { cause },
+  );
+}
+
+/** Runs a write of the import's, again once Redis has room while it refuses it for want of memory. */
+function whenRoom<T>(
+  deps: SubmitImportDeps,
+  importId: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  return untilRoom(write, { room: deps.room, probe: () => deps.store.probeRoom(importId) });
+}
+
+/** Most keys beyond the first record's that a JSON upload's reports show as columns. */
+export const MAX_MORE_COLUMNS = 1000;
+
+/** The keys of a JSON upload's records beyond its first record's, in the order they appear. */
+class ColumnsSeen {
+  readonly more: string[] = [];
+  private readonly seen: Set<string>;
+
+  constructor(
+    first: readonly string[],
+    private readonly open: boolean,
+  ) {
+    this.seen = new Set(first);
+  }
+
+  see(input: Record<string, unknown>): void {
+    if (!this.open || this.more.length >= MAX_MORE_COLUMNS) return;
+    for (const key of Object.keys(input)) {
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.more.push(key);
+      if (this.more.length >= MAX_MORE_COLUMNS) return;
+    }
+  }
 }
 
 /** Records read but not yet in Redis: to stage, and results to write. */
@@ -204,6 +298,8 @@ interface Chunk {
 class Receiving {
   total = 0;
   staged = 0;
+  /** A sync: failed rows that name no key. */
+  unnamed = 0;
   private buffer: Chunk = { stage: [], invalid: [], bytes: 0 };
   /** The chunk being written; what it holds until written, for a cancel to report. */
   private writing?: { chunk: Chunk; done: Promise<void> };
@@ -233,6 +329,7 @@ class Receiving {
       const sourceRow = sourceRowOf(item.input);
       if (sourceRow !== undefined) staged.sourceRow = sourceRow;
       if (item.warnings.length > 0) staged.warnings = [...item.warnings];
+      if (item.anchor !== undefined) staged.anchor = item.anchor;
       buffer.stage.push(staged);
     } else if (item.kind === 'skipped') {
       buffer.invalid.push({
@@ -328,6 +425,17 @@ class Receiving {
         }
       }
       chunk.stage = unique;
+      // a renamed record's key on the server is named too: the snapshot keeps it, and a sync
+      // never takes it for one the file leaves out
+      const renamed = unique.flatMap((staged) => {
+        const held = staged.anchor?.key;
+        return held !== undefined && held !== naturalKey(options.resource, staged.record)
+          ? [{ key: held, row: staged.row }]
+          : [];
+      });
+      if (renamed.length > 0) {
+        await this.deps.keys.claimKeys(this.importId, renamed, { refuseRepeats: false });
+      }
     }
     if (chunk.stage.length > 0) {
       await store.stage(this.importId, chunk.stage);
@@ -340,6 +448,11 @@ class Receiving {
     if (invalid.length > 0 && options.mode === 'sync') {
       // a key the file names, even in a record refused, is never one the file leaves out
       const named = invalid.filter((result) => result.key !== undefined && result.key !== '');
+      for (const result of invalid) {
+        if (result.status === 'failed' && (result.key === undefined || result.key === '')) {
+          this.unnamed++;
+        }
+      }
       await this.deps.keys.claimKeys(
         this.importId,
         named.map((result) => ({ key: result.key!, row: result.row })),

@@ -8,6 +8,7 @@
  * with more or fewer cells than the header is an invalid record, not a broken file; a row
  * larger than the record limit fails alone (PORTER_RECORD_TOO_LARGE), unread.
  */
+import { ENCODING_ADVICE } from './text-encoding.js';
 import { PorterError } from '../errors/porter-error.js';
 import { showValue } from './coerce.js';
 import type { ByteReader } from './byte-source.js';
@@ -33,7 +34,7 @@ function unreadable(
   return new PorterError('PORTER_INPUT_UNREADABLE', message, { details, cause });
 }
 
-const UTF8_ADVICE = 'save the file as UTF-8 and upload it again';
+const UTF8_ADVICE = ENCODING_ADVICE;
 
 /** Reads the header and returns the records that follow, one per data row. */
 export async function openCsvSource(

@@ -4,6 +4,7 @@
  * only as far as needed for that, so memory stays flat whatever the upload's size. The work is
  * done in slices (pacer.ts): the event loop gets a turn at least every few milliseconds.
  */
+import { decodedSource, ENCODING_ADVICE } from './text-encoding.js';
 import { PorterError } from '../errors/porter-error.js';
 import { ByteReader, type IngestSource } from './byte-source.js';
 import { REPORT_COLUMN_PREFIX } from '../results/report-csv.js';
@@ -19,7 +20,8 @@ import type { IngestHeader, IngestItem, RawRecord } from './types.js';
 import { Pacer } from './pacer.js';
 import { RESOURCES } from '../admin/resources.js';
 import { MappingEvaluator, type MappingOutcome } from '../mapping/evaluator.js';
-import { hasExpressions } from './mapping.js';
+import { anchorSettings, hasExpressions } from './mapping.js';
+import { AnchorRows } from '../anchor/anchor-rows.js';
 import { looksLikeUtf16 } from './utf8.js';
 
 /** How far the start is searched for the first character that is not blank. */
@@ -38,6 +40,8 @@ export interface IngestRun {
    * consumer that takes a batch at once. Iterate `items` or `batches`, not both.
    */
   batches: AsyncGenerator<IngestItem[]>;
+  /** Anchors carried by more than one row, and their rows, once the upload is read. */
+  anchorsTwice(): ReadonlyMap<string, readonly number[]>;
 }
 
 interface Opened {
@@ -53,6 +57,13 @@ const EMPTY_MESSAGES: Readonly<Record<InputFormat, string>> = {
   ndjson: 'The NDJSON upload holds no records.',
 };
 
+/** Why an upload without records is refused; a sync says what it would have meant. */
+function emptyMessage(format: InputFormat, mode: IngestSettings['mode']): string {
+  return mode === 'sync'
+    ? `${EMPTY_MESSAGES[format]} A sync of no records would lock or delete every record in its scope: nothing is done.`
+    : EMPTY_MESSAGES[format];
+}
+
 /**
  * Starts ingesting an upload. Options and the mapping are checked at once (PorterError
  * PORTER_USAGE / PORTER_MAPPING_INVALID thrown from this call); reading starts right away but
@@ -64,18 +75,33 @@ export function ingest(source: IngestSource, options: IngestOptions): IngestRun 
   const resolver = new ColumnResolver(settings.resource, settings.mapping);
   const builder = new RecordBuilder(settings, resolver);
   const evaluator = hasExpressions(settings.mapping)
-    ? new MappingEvaluator(settings.mapping!)
+    ? new MappingEvaluator(settings.mapping!, RESOURCES[settings.resource].keyField)
     : undefined;
   const pacer = new Pacer();
-  const reader = new ByteReader(source, pacer);
+  const reader = new ByteReader(decodedSource(source, settings.encoding), pacer);
   const opened = open(reader, settings, resolver);
   // Both are also awaited by `items`; these handlers only keep an unobserved refusal quiet.
   opened.catch(() => {});
   const header = opened.then((state) => state.header);
   header.catch(() => {});
-  const mapped = evaluator === undefined ? undefined : { evaluator, settings };
-  const batches = produce(opened, reader, builder, pacer, mapped);
-  return { header, items: oneByOne(batches), batches };
+  const anchor = anchorSettings(settings.mapping);
+  const anchors = anchor && new AnchorRows(settings.resource, anchor);
+  const mapped = evaluator === undefined ? undefined : { evaluator, settings, anchors };
+  const batches = produce(
+    opened,
+    reader,
+    builder,
+    pacer,
+    mapped,
+    settings.mode,
+    settings.emptySync,
+  );
+  return {
+    header,
+    items: oneByOne(batches),
+    batches,
+    anchorsTwice: () => anchors?.twice ?? new Map(),
+  };
 }
 
 async function* oneByOne(batches: AsyncGenerator<IngestItem[]>): AsyncGenerator<IngestItem> {
@@ -85,16 +111,23 @@ async function* oneByOne(batches: AsyncGenerator<IngestItem[]>): AsyncGenerator<
 interface Mapped {
   evaluator: MappingEvaluator;
   settings: IngestSettings;
+  /** The mapping's anchor: rows matched to the DAM as they are read. */
+  anchors?: AnchorRows;
 }
 
-/** Reads the names the target holds, for `$unique`, once before the first record. */
+/**
+ * Reads the records the target holds, once before the first record: their names for `$unique`,
+ * and their anchors when the mapping has one.
+ */
 async function readDirectory(mapped: Mapped): Promise<void> {
-  const { evaluator, settings } = mapped;
-  if (!evaluator.usesUnique || settings.directory === undefined) return;
+  const { evaluator, settings, anchors } = mapped;
+  if ((!evaluator.usesUnique && anchors === undefined) || settings.directory === undefined) return;
   const keyField = RESOURCES[settings.resource].keyField;
   for await (const record of settings.directory()) {
     const key = record[keyField];
-    if (typeof key === 'string') evaluator.names.addExisting(key, record);
+    anchors?.index.add(record);
+    const anchor = anchors?.index.anchorOf(record);
+    if (typeof key === 'string') evaluator.names.addExisting(key, record, anchor);
   }
   evaluator.names.directoryRead = true;
 }
@@ -122,13 +155,41 @@ function finishItem(
   mapped: Mapped,
   outcome: MappingOutcome,
 ): IngestItem {
-  const item = builder.build(raw, outcome);
+  const built = builder.build(raw, outcome);
+  const item =
+    mapped.anchors === undefined || outcome.kind !== 'values'
+      ? built
+      : anchored(built, mapped.anchors, outcome.anchor);
   if (item.kind === 'record' && mapped.evaluator.usesUnique) {
     // a later `$unique` does not give a name this record took
     const key = item.record[RESOURCES[mapped.settings.resource].keyField];
     if (typeof key === 'string') mapped.evaluator.names.claim(key, item.row);
   }
   return item;
+}
+
+/** A record's item once its anchor is matched: the record with its anchor, failed, or skipped. */
+function anchored(item: IngestItem, anchors: AnchorRows, anchor: string | undefined): IngestItem {
+  if (item.kind !== 'record') return item;
+  const outcome = anchors.match(item.row, item.record, anchor);
+  if (outcome.kind === 'matched') return { ...item, anchor: outcome.anchor };
+  const { row, line, input, bytes } = item;
+  if (outcome.kind === 'skipped') {
+    return { kind: 'skipped', row, line, input, bytes, reason: outcome.reason };
+  }
+  const key = item.record[RESOURCES[anchors.resource].keyField];
+  return {
+    kind: 'invalid',
+    row,
+    line,
+    input,
+    bytes,
+    errorCode: 'PORTER_ANCHOR_CONFLICT',
+    key: typeof key === 'string' && key !== '' ? key : undefined,
+    field: 'anchor',
+    value: anchor,
+    error: `row ${row}: ${outcome.error}`,
+  };
 }
 
 async function open(
@@ -144,7 +205,7 @@ async function open(
     if (looksLikeUtf16(head)) {
       throw new PorterError(
         'PORTER_INPUT_UNREADABLE',
-        'The upload is UTF-16 text; only UTF-8 is read. Save the file as UTF-8 and upload it again.',
+        `The upload is UTF-16 text, read as UTF-8; ${ENCODING_ADVICE}.`,
         { details: { line: 1 } },
       );
     }
@@ -163,7 +224,12 @@ async function open(
         ? await openJsonSource(reader, settings.maxRecordBytes)
         : openNdjsonSource(reader, settings.maxRecordBytes);
     const first = await source.records.next();
-    if (first.done === true) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[format]);
+    if (first.done === true) {
+      if (emptyFeedAllowed(settings.mode, format, settings.emptySync)) {
+        return { header: { format, columns: [], fields: {} }, records: source.records };
+      }
+      throw new PorterError('PORTER_INPUT_EMPTY', emptyMessage(format, settings.mode));
+    }
     const columns = Object.keys(first.value[0].input);
     const fields: Record<string, string> = {};
     for (const column of columns) {
@@ -177,12 +243,27 @@ async function open(
   }
 }
 
+/**
+ * A feed that says, in its own format, that it holds no record today: a CSV header with no row
+ * under it, a JSON empty array. For every mode but a sync it is a day with nothing to do (no new
+ * hires): an import of 0 records. A sync refuses it: it would mean that everyone left.
+ */
+function emptyFeedAllowed(
+  mode: IngestSettings['mode'],
+  format: InputFormat,
+  emptySync = false,
+): boolean {
+  return (mode !== 'sync' || emptySync) && (format === 'csv' || format === 'json');
+}
+
 async function* produce(
   opened: Promise<Opened>,
   reader: ByteReader,
   builder: RecordBuilder,
   pacer: Pacer,
   mapped: Mapped | undefined,
+  mode: IngestSettings['mode'],
+  emptySync: boolean,
 ): AsyncGenerator<IngestItem[]> {
   try {
     const { header, first, records } = await opened;
@@ -196,9 +277,12 @@ async function* produce(
       yield* built(batch, builder, pacer, mapped);
       count += batch.length;
     }
-    if (count === 0) throw new PorterError('PORTER_INPUT_EMPTY', EMPTY_MESSAGES[header.format]);
+    if (count === 0 && !emptyFeedAllowed(mode, header.format, emptySync)) {
+      throw new PorterError('PORTER_INPUT_EMPTY', emptyMessage(header.format, mode));
+    }
   } finally {
     await reader.close();
+    await mapped?.evaluator.close();
   }
 }
 

@@ -4,6 +4,7 @@
  * memory than the record limit. JSON has no lines worth reporting; errors name the record. An
  * element that is not an object, or too large, is an invalid record, not a broken file.
  */
+import { ENCODING_ADVICE } from './text-encoding.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { ByteReader } from './byte-source.js';
 import { firstContentIndex } from './detect-format.js';
@@ -110,7 +111,7 @@ async function* jsonRecords(
     if (failure !== undefined) throw failure;
     if (invalid !== -1) {
       throw unreadable(
-        `The JSON upload is not valid UTF-8 in record ${row + 1}; save the file as UTF-8 and upload it again.`,
+        `The JSON upload is not valid UTF-8 in record ${row + 1}; ${ENCODING_ADVICE}.`,
         row + 1,
       );
     }

@@ -69,6 +69,7 @@ export class JsonArraySplitter {
   write(chunk: Uint8Array, out: JsonElement[]): void {
     let start = this.inElement() ? 0 : -1;
     let nextBackslash = -2;
+    let nextQuote = -2;
     for (let index = 0; index < chunk.length; index++) {
       const byte = chunk[index];
       if (this.inElement()) {
@@ -89,7 +90,9 @@ export class JsonArraySplitter {
           if (nextBackslash !== -1 && nextBackslash < index) {
             nextBackslash = chunk.indexOf(BACKSLASH, index);
           }
-          const quote = chunk.indexOf(QUOTE, index);
+          // searched again only once passed: a string of escapes is scanned once
+          if (nextQuote !== -1 && nextQuote < index) nextQuote = chunk.indexOf(QUOTE, index);
+          const quote = nextQuote;
           if (nextBackslash !== -1 && (quote === -1 || nextBackslash < quote)) {
             index = nextBackslash; // the byte after it is escaped
             this.escaped = true;

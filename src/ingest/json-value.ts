@@ -4,8 +4,10 @@
  *
  * - a key given twice in one object (JSON.parse keeps the last);
  * - a `__proto__` key (dropped by object spreads and many validators);
- * - an integer beyond 2^53 (JSON.parse rounds it): kept as the text written, so the report
- *   shows it unchanged;
+ * - a number that a double cannot keep exactly (JSON.parse changes it): an integer beyond
+ *   2^53, `1e400` (Infinity, sent as null), `1e-400` (0), `9007199254740993.0`, any number with
+ *   more digits than a double keeps. It is kept as the text written, so the report shows it
+ *   unchanged, and its record fails;
  * - a string holding a lone surrogate (`"\uD800"`), which is not text and cannot be sent.
  *
  * Nesting deeper than `maxDepth` throws, so a hostile file cannot exhaust the stack.
@@ -23,6 +25,38 @@ const CONTROL_CHARACTER = /[^\u0020-\uffff]/;
 const LONE_SURROGATE = /\p{Cs}/u;
 /** Digits of the longest integer that is always exact (2^53 has 16). */
 const SAFE_DIGITS = 15;
+
+const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * A decimal number's value in one spelling (`-123e-2` for `-1.230`), so that two texts compare
+ * equal exactly when they write the same number; undefined for text that is not a decimal
+ * (`Infinity`). Zero is `0` however it is written.
+ */
+function canonicalDecimal(text: string): string | undefined {
+  const match = DECIMAL.exec(text);
+  if (match === null) return undefined;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  const digits = `${whole}${fraction}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  const significant = digits.replace(/0+$/, '');
+  // an exponent too long to count exactly is far beyond any double: Infinity or 0 differ anyway
+  const scale = Number(exponent) - fraction.length + (digits.length - significant.length);
+  return `${sign}${significant}e${scale}`;
+}
+
+/** Whether two decimal texts write the same number. */
+function sameDecimal(written: string, read: string): boolean {
+  const canonical = canonicalDecimal(written);
+  return canonical !== undefined && canonical === canonicalDecimal(read);
+}
+
+/** How reading a number as a double would change it. */
+function changedNumber(value: number): string {
+  if (!Number.isFinite(value)) return 'is too large for a JSON number (it would become Infinity)';
+  if (value === 0) return 'is too small for a JSON number (it would become 0)';
+  return `has more digits than a JSON number keeps (it would become ${String(value)})`;
+}
 
 /** The text is not JSON, or nests deeper than the limit. */
 export class JsonTextError extends Error {
@@ -67,6 +101,9 @@ export function showPath(path: ReadonlyArray<string | number>): string {
 
 class Parser {
   private pos = 0;
+  /** The last quote and backslash found (see next()). */
+  private nextQuote = -1;
+  private nextBackslash = -1;
   private readonly path: Array<string | number> = [];
   readonly problems: JsonProblem[] = [];
   moreProblems = 0;
@@ -169,10 +206,10 @@ class Parser {
     let end = start;
     let escaped = false;
     for (;;) {
-      const quote = text.indexOf('"', end);
-      if (quote === -1) this.fail('a string is never closed', start - 1);
-      const backslash = text.indexOf('\\', end);
-      if (backslash !== -1 && backslash < quote) {
+      const quote = this.next('"', end);
+      if (quote === text.length) this.fail('a string is never closed', start - 1);
+      const backslash = this.next('\\', end);
+      if (backslash < quote) {
         escaped = true;
         end = backslash + 2;
         continue;
@@ -198,6 +235,21 @@ class Parser {
     return decoded;
   }
 
+  /**
+   * Where the next quote or backslash at or after `from` is (the text's length when none). Each
+   * is searched for again only once the reading has passed the last one found, so the text is
+   * scanned once whatever its strings hold: a string of escapes, or many strings before one.
+   */
+  private next(char: '"' | '\\', from: number): number {
+    const found = char === '"' ? this.nextQuote : this.nextBackslash;
+    if (found >= from) return found;
+    const at = this.text.indexOf(char, from);
+    const position = at === -1 ? this.text.length : at;
+    if (char === '"') this.nextQuote = position;
+    else this.nextBackslash = position;
+    return position;
+  }
+
   private number(): number | string {
     NUMBER.lastIndex = this.pos;
     const match = NUMBER.exec(this.text);
@@ -205,15 +257,18 @@ class Parser {
     this.pos = NUMBER.lastIndex;
     const written = match[0];
     const value = Number(written);
+    // fifteen digits or fewer, no exponent: always kept exactly (most numbers stop here)
+    if (written.length <= SAFE_DIGITS && match[2] === undefined) return value;
     const integer = match[1] === undefined && match[2] === undefined;
-    if (integer && written.length > SAFE_DIGITS && !Number.isSafeInteger(value)) {
-      this.problem(
-        `${written} is beyond the integers JSON numbers keep exactly (2^53); ` +
-          'it would be rounded, so it is kept as written and not sent',
-      );
-      return written;
-    }
-    return value;
+    const unsafe = integer && !Number.isSafeInteger(value);
+    if (!unsafe && sameDecimal(written, String(value))) return value;
+    this.problem(
+      unsafe
+        ? `${written} is beyond the integers JSON numbers keep exactly (2^53); ` +
+            'it would be rounded, so it is kept as written and not sent'
+        : `${written} ${changedNumber(value)}; it is kept as written and not sent`,
+    );
+    return written;
   }
 
   private literal<T>(word: string, value: T): T {

@@ -19,6 +19,12 @@ import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { checkExpressions } from '../mapping/check-expressions.js';
 import type { MappingTable } from '../mapping/tables.js';
+import {
+  DEFAULT_ANCHOR_KEY,
+  JOIN_RULES,
+  type AnchorSettings,
+  type JoinRule,
+} from '../anchor/anchor-settings.js';
 
 export type { MappingTable } from '../mapping/tables.js';
 
@@ -39,6 +45,53 @@ export interface Mapping {
   tables?: Record<string, MappingTable>;
   /** A JSONata condition: a row for which it is false is skipped. Default: every row is read. */
   when?: string;
+  /**
+   * JSONata expression giving each record the source's own immutable id (docs/mapping.md#anchors).
+   * Default: none (records are matched by username or group name).
+   */
+  anchor?: string;
+  /** The substitutionMap key (users) or description tag (groups) holding the anchor. @defaultValue 'porterAnchor' */
+  anchorKey?: string;
+  /** How a DAM record without an anchor yet is joined, once. @defaultValue 'username' */
+  join?: JoinRule;
+  /** Create a user the row says is not Active (else the row is skipped). @defaultValue false */
+  createInactive?: boolean;
+}
+
+/** The mapping's anchor settings with their defaults, or undefined when it has no anchor. */
+export function anchorSettings(mapping: Mapping | undefined): AnchorSettings | undefined {
+  if (mapping?.anchor === undefined) return undefined;
+  return {
+    expression: mapping.anchor,
+    key: mapping.anchorKey ?? DEFAULT_ANCHOR_KEY,
+    join: mapping.join ?? 'username',
+    createInactive: mapping.createInactive ?? false,
+  };
+}
+
+/**
+ * An object of name → value whose names are data, whatever they are: `__proto__` and
+ * `constructor` are names like any other (z.record would drop `__proto__` by assigning it). The
+ * result has no prototype, so no name reads or writes anything but its own entry.
+ */
+function keyedRecord<T extends z.ZodType>(value: T): z.ZodType<Record<string, z.output<T>>> {
+  return z.unknown().transform((input, context) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      context.addIssue({ code: 'custom', message: 'expected an object of name → value' });
+      return z.NEVER;
+    }
+    const out = Object.create(null) as Record<string, z.output<T>>;
+    for (const name of Object.keys(input)) {
+      const parsed = value.safeParse((input as Record<string, unknown>)[name]);
+      if (!parsed.success) {
+        const [issue] = parsed.error.issues;
+        context.addIssue({ code: 'custom', message: issue!.message, path: [name, ...issue!.path] });
+        return z.NEVER;
+      }
+      out[name] = parsed.data;
+    }
+    return out;
+  });
 }
 
 const tableValue = z.union([
@@ -51,7 +104,7 @@ const tableValue = z.union([
 
 const tableSchema = z.strictObject({
   /** Key → value (or list of values). */
-  values: z.record(z.string(), tableValue).optional(),
+  values: keyedRecord(tableValue).optional(),
   /** A CSV or JSON file beside the mapping file holding the values (read by readMappingFile). */
   file: z.string().optional(),
   default: tableValue.optional(),
@@ -59,22 +112,36 @@ const tableSchema = z.strictObject({
 
 const mappingSchema = z.strictObject({
   description: z.string().optional(),
-  columns: z.record(z.string(), z.string()).optional(),
+  columns: keyedRecord(z.string()).optional(),
   ignore: z.array(z.string()).optional(),
-  defaults: z.record(z.string(), z.unknown()).optional(),
+  defaults: keyedRecord(z.unknown()).optional(),
   listSeparator: z.string().min(1).max(3).optional(),
   // the delimiters of src/ingest/options.ts (which imports this file)
   delimiter: z.enum([',', ';', '\t', '|', 'tab']).optional(),
-  fields: z.record(z.string(), z.string()).optional(),
-  tables: z.record(z.string(), tableSchema).optional(),
+  fields: keyedRecord(z.string()).optional(),
+  tables: keyedRecord(tableSchema).optional(),
   when: z.string().optional(),
+  anchor: z.string().optional(),
+  anchorKey: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'a name of letters, digits, "_", "." or "-"')
+    .optional(),
+  join: z.enum(JOIN_RULES as [JoinRule, ...JoinRule[]]).optional(),
+  createInactive: z.boolean().optional(),
 });
+
+/** An empty object of names, without a prototype (see keyedRecord). */
+function noEntries<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
 
 /** Whether the mapping computes anything (fields or a `when`), so records go through expressions. */
 export function hasExpressions(mapping: Mapping | undefined): boolean {
   return (
     mapping !== undefined &&
-    (Object.keys(mapping.fields ?? {}).length > 0 || mapping.when !== undefined)
+    (Object.keys(mapping.fields ?? {}).length > 0 ||
+      mapping.when !== undefined ||
+      mapping.anchor !== undefined)
   );
 }
 
@@ -101,9 +168,9 @@ export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
     throw invalid(`${where}: ${issue.message}`);
   }
   const mapping: Mapping = {
-    columns: parsed.data.columns ?? {},
+    columns: parsed.data.columns ?? noEntries(),
     ignore: parsed.data.ignore ?? [],
-    defaults: parsed.data.defaults ?? {},
+    defaults: parsed.data.defaults ?? noEntries(),
   };
   if (parsed.data.listSeparator !== undefined) mapping.listSeparator = parsed.data.listSeparator;
   if (parsed.data.delimiter !== undefined) {
@@ -111,8 +178,20 @@ export function loadMapping(json: unknown, resource?: ResourceName): Mapping {
   }
   if (parsed.data.fields !== undefined) mapping.fields = parsed.data.fields;
   if (parsed.data.when !== undefined) mapping.when = parsed.data.when;
+  if (parsed.data.anchor !== undefined) mapping.anchor = parsed.data.anchor;
+  if (parsed.data.anchorKey !== undefined) mapping.anchorKey = parsed.data.anchorKey;
+  if (parsed.data.join !== undefined) mapping.join = parsed.data.join;
+  if (parsed.data.createInactive !== undefined) {
+    mapping.createInactive = parsed.data.createInactive;
+  }
+  const anchorOnly = ['anchorKey', 'join', 'createInactive'].filter(
+    (name) => parsed.data[name as 'join'] !== undefined,
+  );
+  if (mapping.anchor === undefined && anchorOnly.length > 0) {
+    throw invalid(`${anchorOnly.join(', ')}: give an "anchor" expression first.`);
+  }
   if (parsed.data.tables !== undefined) {
-    mapping.tables = {};
+    mapping.tables = noEntries();
     for (const [name, table] of Object.entries(parsed.data.tables)) {
       if (table.file !== undefined) {
         throw invalid(

@@ -4,6 +4,7 @@
  * A line longer than the record limit is not kept: it fails alone (PORTER_RECORD_TOO_LARGE).
  * A line that is not valid UTF-8 or not valid JSON makes the file unreadable, naming the line.
  */
+import { ENCODING_ADVICE } from './text-encoding.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { ByteReader } from './byte-source.js';
 import { isJsonWhitespace } from './detect-format.js';
@@ -113,7 +114,7 @@ function parseLine(bytes: Uint8Array, row: number, line: number): RawRecord | Po
   const text = decodeUtf8(bytes);
   if (text === undefined) {
     return unreadable(
-      `NDJSON line ${line} (record ${row}) is not valid UTF-8; save the file as UTF-8 and upload it again.`,
+      `NDJSON line ${line} (record ${row}) is not valid UTF-8; ${ENCODING_ADVICE}.`,
       row,
       line,
     );

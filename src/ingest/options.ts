@@ -1,4 +1,5 @@
 /** Options of one ingest run, with their defaults, checked once before anything is read. */
+import { checkEncoding } from './text-encoding.js';
 import { isResourceName, type ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { IMPORT_MODES, type ImportMode } from '../model/import.js';
@@ -18,6 +19,11 @@ export interface IngestOptions {
   delimiter?: string;
   /** Separator of list items inside one CSV cell. Default '|'. */
   listSeparator?: string;
+  /**
+   * The upload's text encoding (a WHATWG label: windows-1252, latin1, utf-16le …). Default:
+   * UTF-16 when the upload starts with its byte order mark, else UTF-8.
+   */
+  encoding?: string;
   /** Column renames, ignored columns and default values (see loadMapping). Default: none. */
   mapping?: Mapping;
   /** Whether an empty cell clears a field ("" / [] / {}) instead of leaving it as is. Default false. */
@@ -29,6 +35,11 @@ export interface IngestOptions {
    * there are not given). Default: none read; only the upload's own names count.
    */
   directory?: () => AsyncIterable<Record<string, unknown>>;
+  /**
+   * A sync of no records is taken in (not refused): a directory read whole that returned
+   * nothing, whose sync is then held. Default false.
+   */
+  emptySync?: boolean;
 }
 
 /** The options with defaults applied. */
@@ -40,10 +51,13 @@ export interface IngestSettings {
   contentType?: string;
   delimiter?: string;
   listSeparator: string;
+  /** The canonical encoding name, when one was given. */
+  encoding?: string;
   mapping?: Mapping;
   emptyAsClear: boolean;
   maxRecordBytes: number;
   directory?: () => AsyncIterable<Record<string, unknown>>;
+  emptySync: boolean;
 }
 
 export const CSV_DELIMITERS: readonly string[] = [',', ';', '\t', '|'];
@@ -87,6 +101,7 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     throw usage('The list separator cannot be empty; the default is "|".');
   }
   return {
+    emptySync: options.emptySync === true,
     resource: options.resource,
     mode: options.mode,
     format: options.format,
@@ -94,6 +109,7 @@ export function resolveIngestOptions(options: IngestOptions): IngestSettings {
     contentType: options.contentType,
     delimiter,
     listSeparator,
+    encoding: checkEncoding(options.encoding),
     mapping: options.mapping,
     emptyAsClear: options.emptyAsClear ?? false,
     maxRecordBytes,

@@ -3,6 +3,7 @@
  * own matching, and under a proposed mapping), and its first records with their validation
  * errors. Reads only the head it is given, and at most `limit` records of it.
  */
+import { decodedHead } from './text-encoding.js';
 import { RESOURCES } from '../admin/resources.js';
 import { isPorterError, PorterError } from '../errors/porter-error.js';
 import { ByteReader } from './byte-source.js';
@@ -90,7 +91,11 @@ export async function previewUpload(
   head: Uint8Array,
   options: PreviewOptions,
 ): Promise<UploadPreview> {
-  const settings = resolveIngestOptions(options);
+  const resolved = resolveIngestOptions(options);
+  // the head as UTF-8: decoded from the upload's encoding, or a UTF-16 byte order mark's; what
+  // reads it next reads UTF-8
+  head = decodedHead(head, resolved.encoding);
+  const settings = { ...resolved, encoding: 'utf-8' };
   const limit = Math.min(
     PREVIEW_MAX_RECORDS,
     Math.max(1, Math.floor(options.limit ?? PREVIEW_DEFAULT_RECORDS)),

@@ -120,7 +120,12 @@ export class RecordBuilder {
   /** The item for one raw record; `computed` is what the mapping's expressions made of it. */
   build(raw: RawRecord, computed?: MappingOutcome): IngestItem {
     if (raw.problem !== undefined) {
-      return this.invalid(raw, [raw.problem], {}, raw.problem.code ?? 'PORTER_ROW_INVALID');
+      return this.invalid(
+        raw,
+        [raw.problem],
+        this.keyRecord(raw),
+        raw.problem.code ?? 'PORTER_ROW_INVALID',
+      );
     }
     if (computed?.kind === 'skip') {
       return {
@@ -137,7 +142,7 @@ export class RecordBuilder {
       return this.invalid(
         raw,
         [{ field, message: `field "${field}": ${computed.message}` }],
-        {},
+        this.keyRecord(raw, computed.values),
         'PORTER_MAPPING_FAILED',
       );
     }
@@ -341,6 +346,23 @@ export class RecordBuilder {
       record,
       warnings,
     };
+  }
+
+  /**
+   * What a record that failed before it was built still gives, for its key: its columns read as
+   * usual, and the values the mapping computed before it failed. A record that fails names its
+   * key whenever the key can be read, so a sync never takes it for one its file leaves out.
+   */
+  private keyRecord(raw: RawRecord, computed?: Record<string, unknown>): Record<string, unknown> {
+    try {
+      const draft = this.fromInput(raw);
+      if (computed !== undefined) this.addComputed(computed, draft);
+      return draft.record;
+    } catch {
+      // a column the upload may not have (refused for the whole upload where it is read as
+      // a record): the key is not read from this one
+      return {};
+    }
   }
 
   /** Computed values, coerced as JSON values are. */

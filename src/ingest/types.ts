@@ -1,5 +1,6 @@
 /** What the ingest pipeline hands on, and what its parsers hand to it. */
 import type { InputFormat } from './detect-format.js';
+import type { StagedAnchor } from '../anchor/anchor-rows.js';
 
 export type IngestItem =
   | {
@@ -15,6 +16,8 @@ export type IngestItem =
       /** Coerced fields to send; the input object itself when it holds exactly them. */
       record: Record<string, unknown>;
       warnings: readonly string[];
+      /** The mapping's anchor and what it matched on the DAM (src/anchor/anchor-rows.ts). */
+      anchor?: StagedAnchor;
     }
   | {
       /** A row the mapping's `when` leaves out. */
@@ -58,7 +61,10 @@ export interface IngestHeader {
 }
 
 export type RecordErrorCode =
-  'PORTER_ROW_INVALID' | 'PORTER_RECORD_TOO_LARGE' | 'PORTER_MAPPING_FAILED';
+  | 'PORTER_ROW_INVALID'
+  | 'PORTER_RECORD_TOO_LARGE'
+  | 'PORTER_MAPPING_FAILED'
+  | 'PORTER_ANCHOR_CONFLICT';
 
 /** One record as a parser read it, before mapping and coercion. */
 export interface RawRecord {

@@ -11,12 +11,17 @@ export interface MappingExpressions {
   fields?: Record<string, string>;
   tables?: Record<string, MappingTable>;
   when?: string;
+  anchor?: string;
 }
 
-/** The mapping's expressions in evaluation order: `when` first, then the fields. */
+/**
+ * The mapping's expressions in evaluation order: `when` first, then the anchor (a field's
+ * `$unique` reads it), then the fields.
+ */
 export function expressionsOf(mapping: MappingExpressions): Array<[string, string]> {
   return [
     ...(mapping.when === undefined ? [] : [['when', mapping.when] as [string, string]]),
+    ...(mapping.anchor === undefined ? [] : [['anchor', mapping.anchor] as [string, string]]),
     ...Object.entries(mapping.fields ?? {}).map(
       ([field, source]) => [`fields.${field}`, source] as [string, string],
     ),

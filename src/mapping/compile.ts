@@ -8,6 +8,8 @@ import type { ExprNode, Expression } from 'jsonata';
 import { PorterError } from '../errors/porter-error.js';
 import { compileFast, type FastExpression } from './fast-path.js';
 import { MappingFunctionError } from './function-error.js';
+import { KNOWN_FUNCTIONS, nearestFunction } from './function-names.js';
+import { exponentialRisk } from '../util/regex-risk.js';
 import { PORTER_FUNCTIONS, type FunctionScope } from './functions.js';
 
 /** Longest an expression may run for one record. */
@@ -19,10 +21,13 @@ export const EXPRESSION_MAX_SEQUENCE = 100_000;
 /** Longest text, or list, any step of an expression may produce. */
 export const EXPRESSION_MAX_VALUE = 64 * 1024;
 
+/** Longest regular expression an expression may hold. */
+export const MAX_PATTERN_CHARS = 200;
+
 /** Names no expression may read: they lead to prototypes, not to the row. */
 const FORBIDDEN_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 /** JSONata functions taken away: `$eval` would run text no check has seen. */
-const REMOVED_FUNCTIONS = new Set(['eval']);
+export const REMOVED_FUNCTIONS: ReadonlySet<string> = new Set(['eval']);
 
 export interface CompiledExpression {
   /** Where it stands in the mapping: a field name, or `when`. */
@@ -60,6 +65,10 @@ function invalid(field: string, source: string, problem: string, position?: numb
 
 interface Usage {
   unique: boolean;
+  /** Names the expression binds itself (`$f := …`, a function's parameters). */
+  bound: Set<string>;
+  /** Calls of a name by `$name(…)`, checked once every binding is known. */
+  calls: Array<{ name: string; position?: number }>;
 }
 
 /** Refuses prototype names and removed functions anywhere in the tree; notes `$unique`. */
@@ -77,6 +86,35 @@ function inspect(node: unknown, field: string, source: string, usage: Usage): vo
     throw invalid(field, source, `$${String(expr.value)} is not available`, expr.position);
   }
   if (expr.type === 'variable' && expr.value === 'unique') usage.unique = true;
+  // a regular expression literal (the typings call its type `regexp`; JSONata says `regex`)
+  if ((expr.type as string) === 'regex' && expr.value instanceof RegExp) {
+    const pattern = expr.value.source;
+    if (pattern.length > MAX_PATTERN_CHARS) {
+      throw invalid(
+        field,
+        source,
+        `a regular expression is longer than ${MAX_PATTERN_CHARS} characters`,
+        expr.position,
+      );
+    }
+    const risk = exponentialRisk(pattern);
+    if (risk !== undefined) throw invalid(field, source, `/${pattern}/: ${risk}`, expr.position);
+  }
+  // the typings know neither `bind` (`$f := …`) nor its `lhs` as one node
+  const record = node as { type?: unknown; lhs?: { type?: unknown; value?: unknown } };
+  if (record.type === 'bind' && record.lhs?.type === 'variable') {
+    usage.bound.add(String(record.lhs.value));
+  }
+  if (expr.type === 'lambda') {
+    for (const parameter of expr.arguments ?? []) usage.bound.add(String(parameter.value));
+  }
+  if (
+    (expr.type === 'function' || expr.type === 'partial') &&
+    expr.procedure?.type === 'variable' &&
+    expr.procedure.value !== ''
+  ) {
+    usage.calls.push({ name: String(expr.procedure.value), position: expr.procedure.position });
+  }
   for (const value of Object.values(node)) {
     if (typeof value === 'object' && value !== null) inspect(value, field, source, usage);
   }
@@ -105,9 +143,15 @@ export function compileExpression(
       failure.position,
     );
   }
-  const usage: Usage = { unique: false };
+  const usage: Usage = { unique: false, bound: new Set(), calls: [] };
   const ast = expression.ast();
   inspect(ast, field, source, usage);
+  for (const call of usage.calls) {
+    if (KNOWN_FUNCTIONS.has(call.name) || usage.bound.has(call.name)) continue;
+    const nearest = nearestFunction(call.name);
+    const hint = nearest === undefined ? '' : ` (did you mean $${nearest}?)`;
+    throw invalid(field, source, `there is no function $${call.name}${hint}`, call.position);
+  }
   for (const name of REMOVED_FUNCTIONS) {
     expression.assign(name, undefined);
   }

@@ -48,10 +48,36 @@ function tokenize(format: string): Piece[] {
   return pieces;
 }
 
+/** Longest date format, and longest date text read: a date is short. */
+const MAX_FORMAT_CHARS = 40;
+const MAX_DATE_CHARS = 64;
+
+/**
+ * Refuses a format whose pattern could backtrack without end: one-or-two-digit tokens (M, D, H)
+ * side by side with another token (`MDMDMD…`) let the digits split in many ways, and say
+ * nothing a reader could tell apart either (`1112` is 1/11 or 11/1).
+ */
+function checkFormat(format: string, pieces: readonly Piece[]): void {
+  if (format.length > MAX_FORMAT_CHARS) {
+    throw new MappingFunctionError(`the date format is longer than ${MAX_FORMAT_CHARS} characters`);
+  }
+  for (let index = 1; index < pieces.length; index++) {
+    const [before, after] = [pieces[index - 1]!, pieces[index]!];
+    if (!('token' in before) || !('token' in after)) continue;
+    if (before.token.min !== before.token.max || after.token.min !== after.token.max) {
+      throw new MappingFunctionError(
+        `the date format "${format}" puts ${before.token.text} and ${after.token.text} side by ` +
+          'side: a one-or-two-digit part needs a separator (MM/DD, not MD)',
+      );
+    }
+  }
+}
+
 function compile(format: string): { pieces: Piece[]; pattern: RegExp } {
   let found = compiled.get(format);
   if (found === undefined) {
-    const pieces = tokenize(format);
+    const pieces = tokenize(format.slice(0, MAX_FORMAT_CHARS + 1));
+    checkFormat(format, pieces);
     const source = pieces
       .map((piece) =>
         'token' in piece
@@ -79,9 +105,10 @@ const ISO_DATE_TIME = 'YYYY-MM-DDTHH:mm:ss';
 
 function readParts(text: string, format: string): DateParts {
   const { pieces, pattern } = compile(format);
-  const match = pattern.exec(text.trim());
+  const match = text.length > MAX_DATE_CHARS ? null : pattern.exec(text.trim());
   if (match === null) {
-    throw new MappingFunctionError(`"${text}" does not match the date format "${format}"`);
+    const shown = text.length > MAX_DATE_CHARS ? `${text.slice(0, MAX_DATE_CHARS)}…` : text;
+    throw new MappingFunctionError(`"${shown}" does not match the date format "${format}"`);
   }
   const parts: Partial<Record<Part, number>> = {};
   let group = 1;

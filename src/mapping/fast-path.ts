@@ -61,11 +61,45 @@ function codePoints(value: string): string[] {
 
 type Builtin = (args: unknown[]) => unknown;
 
-const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builtin }>> = {
-  lowercase: { arity: [1], call: ([value]) => text(value)?.toLowerCase() },
-  uppercase: { arity: [1], call: ([value]) => text(value)?.toUpperCase() },
+/**
+ * A parameter's type in JSONata's signature of the function: text, number, boolean, a list of
+ * texts (or one text), anything. JSONata checks every argument given (not undefined) against it
+ * before the function runs, whatever the other arguments are, and raises T0410 (T0412 for a
+ * list) on a mismatch: the synchronous evaluator gives such a record to JSONata.
+ */
+type Param = 's' | 'n' | 'b' | 'a<s>' | 'x';
+
+function fits(param: Param, value: unknown): boolean {
+  switch (param) {
+    case 's':
+      return typeof value === 'string';
+    case 'n':
+      return typeof value === 'number';
+    case 'b':
+      return typeof value === 'boolean';
+    case 'a<s>':
+      return (
+        typeof value === 'string' ||
+        (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+      );
+    case 'x':
+      return true;
+  }
+}
+
+interface BuiltinFunction {
+  arity: readonly number[];
+  /** JSONata's signature of its parameters. */
+  params: readonly Param[];
+  call: Builtin;
+}
+
+const BUILTINS: Readonly<Record<string, BuiltinFunction>> = {
+  lowercase: { arity: [1], params: ['s'], call: ([value]) => text(value)?.toLowerCase() },
+  uppercase: { arity: [1], params: ['s'], call: ([value]) => text(value)?.toUpperCase() },
   trim: {
     arity: [1],
+    params: ['s'],
     call: ([value]) => {
       const given = text(value);
       if (given === undefined) return undefined;
@@ -77,6 +111,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   substringBefore: {
     arity: [2],
+    params: ['s', 's'],
     call: ([value, chars]) => {
       const given = text(value);
       if (given === undefined) return undefined;
@@ -86,6 +121,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   substringAfter: {
     arity: [2],
+    params: ['s', 's'],
     call: ([value, chars]) => {
       const given = text(value);
       if (given === undefined) return undefined;
@@ -96,6 +132,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   substring: {
     arity: [2, 3],
+    params: ['s', 'n', 'n'],
     call: ([value, start, length]) => {
       const given = text(value);
       if (given === undefined) return undefined;
@@ -114,6 +151,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   length: {
     arity: [1],
+    params: ['s'],
     call: ([value]) => {
       const given = text(value);
       return given === undefined ? undefined : codePoints(given).length;
@@ -121,6 +159,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   contains: {
     arity: [2],
+    params: ['s', 's'],
     call: ([value, pattern]) => {
       const given = text(value);
       return given === undefined ? undefined : given.includes(requiredText(pattern));
@@ -128,6 +167,7 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   join: {
     arity: [1, 2],
+    params: ['a<s>', 's'],
     call: ([values, separator]) => {
       if (values === undefined) return undefined;
       const list = typeof values === 'string' ? [values] : values;
@@ -137,15 +177,18 @@ const BUILTINS: Readonly<Record<string, { arity: readonly number[]; call: Builti
   },
   string: {
     arity: [1],
+    params: ['x'],
     call: ([value]) => (typeof value === 'string' || value === undefined ? value : giveUp()),
   },
-  exists: { arity: [1], call: ([value]) => value !== undefined },
+  exists: { arity: [1], params: ['x'], call: ([value]) => value !== undefined },
   boolean: {
     arity: [1],
+    params: ['x'],
     call: ([value]) => (value === undefined ? undefined : truthy(value)),
   },
   not: {
     arity: [1],
+    params: ['x'],
     call: ([value]) => (value === undefined ? undefined : !truthy(value)),
   },
 };
@@ -324,10 +367,22 @@ function buildUnary(node: ExprNode): FastExpression {
       nested: item.type === 'unary' && item.value === '[',
       evaluate: build(item),
     }));
+    // JSONata evaluates a list's items at once: when two fail, which error it reports depends
+    // on its scheduling, so a failing item of a longer list is left to JSONata to report
+    const evaluate =
+      items.length < 2
+        ? (item: (typeof items)[number], input: FastInput): unknown => item.evaluate(input)
+        : (item: (typeof items)[number], input: FastInput): unknown => {
+            try {
+              return item.evaluate(input);
+            } catch {
+              return giveUp();
+            }
+          };
     return (input) => {
       const result: unknown[] = [];
       for (const item of items) {
-        const value = item.evaluate(input);
+        const value = evaluate(item, input);
         if (value === undefined) continue;
         if (Array.isArray(value) && !item.nested) result.push(...(value as unknown[]));
         else result.push(value);
@@ -354,8 +409,13 @@ function buildCall(node: ExprNode): FastExpression {
   const builtin = BUILTINS[name];
   if (builtin !== undefined) {
     if (!builtin.arity.includes(args.length)) return giveUp();
+    const { params } = builtin;
     return (input) => {
       const values = args.map((arg) => arg(input));
+      for (let index = 0; index < values.length; index++) {
+        const value = values[index];
+        if (value !== undefined && !fits(params[index]!, value)) giveUp();
+      }
       return builtin.call(values);
     };
   }

@@ -12,6 +12,8 @@ import type { IngestOptions } from '../ingest/options.js';
 export interface MapTestOptions {
   resource: ResourceName;
   mapping: Mapping;
+  /** The file's text encoding (windows-1252, utf-16le …); default UTF-8 or a UTF-16 BOM's. */
+  encoding?: string;
   /** Rows shown. @defaultValue 20 */
   rows?: number;
   listSeparator?: string;
@@ -59,6 +61,7 @@ export async function testMapping(
     fileName: options.fileName,
     delimiter: options.delimiter,
     listSeparator: options.listSeparator,
+    encoding: options.encoding,
     mapping: options.mapping,
     directory:
       directory &&

@@ -80,6 +80,10 @@ export interface MigrationInfo {
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
+  /** The principal that started it; its stage imports are started as that principal. */
+  startedBy?: string;
+  /** The audit action that started it. */
+  actionId?: string;
   /** Records per bundle section. */
   totals: Record<ResourceName, number>;
   /** The stage running now (or the last one). */

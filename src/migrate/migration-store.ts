@@ -28,6 +28,13 @@ import {
   type StagePhase,
 } from './migration-model.js';
 import { hashTag } from '../redis/key-tags.js';
+import type { Principal } from '../auth/principal.js';
+
+/** Who started a migration, and the audit action that did. */
+export interface MigrationStarter {
+  principal?: Principal;
+  actionId?: string;
+}
 
 export interface MigrationStoreOptions {
   redis: Redis;
@@ -69,11 +76,15 @@ export class MigrationStore {
     return keys;
   }
 
-  /** Stores a new migration in `receiving`. */
+  /**
+   * Stores a new migration in `receiving`, with the principal that started it: its stage imports
+   * are started by a worker, which acts as that principal.
+   */
   async create(
     migrationId: string,
     options: MigrationOptions,
     bundleName: string | undefined,
+    starter?: MigrationStarter,
   ): Promise<void> {
     const now = new Date().toISOString();
     const meta: Record<string, string> = {
@@ -83,6 +94,8 @@ export class MigrationStore {
       updatedAt: now,
     };
     if (bundleName !== undefined) meta.bundleName = bundleName;
+    if (starter?.principal) meta.startedBy = JSON.stringify(starter.principal);
+    if (starter?.actionId) meta.actionId = starter.actionId;
     for (const stage of STAGES) meta[`${stage}:phase`] = 'pending';
     await this.redis.hset(this.key(migrationId, 'meta'), meta);
     // the index sits in another Cluster slot; ids whose keys are gone are dropped as met
@@ -154,6 +167,15 @@ export class MigrationStore {
     if (!IMPORT_ID_PATTERN.test(migrationId)) return undefined;
     const meta = await this.redis.hgetall(this.key(migrationId, 'meta'));
     return Object.keys(meta).length === 0 ? undefined : meta;
+  }
+
+  /** Who started the migration (none for one started before this was recorded). */
+  async starter(migrationId: string): Promise<MigrationStarter> {
+    const meta = await this.meta(migrationId);
+    return {
+      ...(meta?.startedBy ? { principal: JSON.parse(meta.startedBy) as Principal } : {}),
+      ...(meta?.actionId ? { actionId: meta.actionId } : {}),
+    };
   }
 
   async options(migrationId: string): Promise<MigrationOptions> {
@@ -300,6 +322,7 @@ export class MigrationStore {
       stages.push(info);
     }
     const options = JSON.parse(meta.options ?? '{}') as MigrationOptions;
+    const startedBy = meta.startedBy ? (JSON.parse(meta.startedBy) as Principal).name : undefined;
     return {
       id: migrationId,
       state: meta.state as MigrationState,
@@ -311,6 +334,8 @@ export class MigrationStore {
       createdAt: meta.createdAt ?? '',
       updatedAt: meta.updatedAt ?? '',
       finishedAt: meta.finishedAt,
+      ...(startedBy !== undefined ? { startedBy } : {}),
+      ...(meta.actionId !== undefined ? { actionId: meta.actionId } : {}),
       totals,
       stage: meta.stage as StageName | undefined,
       stages,

@@ -31,10 +31,14 @@ import {
 export interface StageRunnerDeps {
   migrations: MigrationStore;
   imports: ImportStore;
-  /** Starts an ordinary import (src/app/imports.ts startImport). */
+  /**
+   * Starts an ordinary import (src/app/imports.ts startImport) for the stage, as the principal
+   * that started the migration.
+   */
   startImport: (
     request: SubmitImportRequest,
     onCreated: (info: ImportInfo) => void,
+    stage: { migrationId: string; stage: StageName },
   ) => Promise<ImportInfo>;
 }
 
@@ -165,6 +169,7 @@ export async function startStage(
         importId: created.id,
       });
     },
+    { migrationId, stage },
   );
   await recorded;
   return info.id;

@@ -1,4 +1,5 @@
 /** The vocabulary of an import, shared by every room. */
+import type { StagedAnchor } from '../anchor/anchor-rows.js';
 import type { ResourceName } from '../admin/resources.js';
 import type { ErrorCode } from '../errors/codes.js';
 
@@ -59,14 +60,32 @@ export const RESULT_STATUSES: readonly ResultStatus[] = [
  * What a record's result did, or (dry run) would do; `unchanged`: equal already, no call;
  * `lock`: a sync set the status of a user absent from its file to "Locked".
  */
-export type RecordAction = 'create' | 'update' | 'delete' | 'unchanged' | 'lock';
+/**
+ * What a record's write is: `adopt` (a DAM record without an anchor joined now, its anchor
+ * written), `rename` (an anchored record whose key changes in place), `reactivate` (an anchored
+ * Locked user made Active) are updates by another name.
+ */
+export type RecordAction =
+  'create' | 'update' | 'delete' | 'unchanged' | 'lock' | 'adopt' | 'rename' | 'reactivate';
 export const RECORD_ACTIONS: readonly RecordAction[] = [
   'create',
   'update',
+  'adopt',
+  'rename',
+  'reactivate',
   'delete',
   'unchanged',
   'lock',
 ];
+
+/** Actions that are a PUT of an existing record (an update whatever it is called). */
+export const UPDATE_ACTIONS: ReadonlySet<RecordAction> = new Set([
+  'update',
+  'lock',
+  'adopt',
+  'rename',
+  'reactivate',
+]);
 
 /** One field an update changes: its value on the server before, and the one written. */
 export interface FieldChange {
@@ -131,6 +150,8 @@ export interface ImportOptions {
   batchSize: number;
   listSeparator: string;
   delimiter?: string;
+  /** The upload's text encoding when it is not UTF-8 (a WHATWG label: windows-1252, utf-16le …). */
+  encoding?: string;
   emptyAsClear: boolean;
   allowAdmin: boolean;
   /**
@@ -149,6 +170,8 @@ export interface ImportOptions {
   sync?: SyncOptions;
   /** An undo only: also turn back records changed on the server since the import undone. */
   force?: boolean;
+  /** The directory the rows were read from (PORTER_SOURCES_FILE), and what the read found. */
+  source?: ImportSourceInfo;
   /** Mapping file the upload was read with; a retry reads its records the same way. */
   mapping?: {
     columns: Record<string, string>;
@@ -159,7 +182,30 @@ export interface ImportOptions {
     /** Value tables, inline (a table file was read when the import was submitted). */
     tables?: Record<string, { values: Record<string, unknown>; default?: unknown }>;
     when?: string;
+    /** The anchor's expression and settings (docs/mapping.md#anchors). */
+    anchor?: string;
+    anchorKey?: string;
+    join?: 'username' | 'email' | 'none';
+    createInactive?: boolean;
   };
+}
+
+/** A directory read: its source, entries, the last full read's, and whether it was incremental. */
+export interface ImportSourceInfo {
+  name: string;
+  entries: number;
+  /** Entries of the last full read of the same source and resource, when there was one. */
+  lastEntries?: number;
+  /** Only entries changed since this mark were read (creates and updates, no deletions). */
+  since?: string;
+  durationMs: number;
+}
+
+/** An import's state as read before a call: the state, why, and the code of why. */
+export interface ImportStateRead {
+  state: ImportState;
+  reason?: string;
+  reasonCode?: string;
 }
 
 /** What porter keeps about an import, readable while it runs. */
@@ -168,6 +214,11 @@ export interface ImportInfo {
   state: ImportState;
   /** Why it failed, was cancelled or paused. */
   reason?: string;
+  /**
+   * The error code of why it failed, when one code says it: `PORTER_TARGET_UNREACHABLE` (the
+   * target could not be reached or refused porter's credentials, and nothing was sent).
+   */
+  reasonCode?: string;
   options: ImportOptions;
   /** File name or source label. */
   source?: string;
@@ -190,8 +241,18 @@ export interface ImportInfo {
   applyOf?: string;
   /** The import whose changes this one turns back (`porter undo`). */
   undoOf?: string;
+  /** A sync: rows of the file that failed without a key that can be read (see SyncPlanInfo). */
+  unnamedFailures?: number;
+  /** Anchors that several rows of the upload carry → their rows (every one of them fails). */
+  anchorsTwice?: Record<string, number[]>;
   /** Column order of the upload, for reports. */
   columns: string[];
+  /**
+   * JSON and NDJSON: the keys of later records that the first one lacks (its keys are
+   * `columns`), in the order they first appear, at most MAX_MORE_COLUMNS; reports show them
+   * after `columns`.
+   */
+  moreColumns?: string[];
   /** Final, and every record has its result: the report is complete. */
   settled: boolean;
   /** How the import looks records up, once its first batch was prepared. */
@@ -256,6 +317,8 @@ export interface StagedRecord {
    * names the file's key that looks like it, when there is one.
    */
   serverOnly?: { lookalikeOf?: string };
+  /** The mapping's anchor and what it matched on the DAM when the upload was read. */
+  anchor?: StagedAnchor;
 }
 
 /** What a sync does with a server record its file leaves out. */
@@ -289,7 +352,18 @@ export interface SyncPlanInfo {
   spared: number;
   /** Most locks and deletes allowed. */
   threshold: number;
-  /** The plan passed the threshold: the import plans only and ends `held`. */
+  /**
+   * Rows of the file that failed without a key that can be read (a record too large to read,
+   * a row with no key, a key computed by an expression that failed): the sync cannot tell
+   * whether they name a record it would lock or delete.
+   */
+  unnamed?: number;
+  /** The directory returned no entry where its last full read saw this many: held. */
+  sourceEmptied?: number;
+  /**
+   * The plan passed the threshold, or would lock or delete while some of the file's rows name
+   * no key (`unnamed`): the import plans only and ends `held`.
+   */
   held: boolean;
   /** The held sync this import applies (approved). */
   approvedFrom?: string;

@@ -20,7 +20,7 @@ export interface LookupOptions {
    * Told every read's outcome (answered, or failed as transient or ambiguous), for the circuit
    * breaker; it may throw to stop the reads (the import was paused).
    */
-  onOutcome?: (failed: boolean, startedAt: number) => Promise<void> | void;
+  onOutcome?: (failed: boolean, startedAt: number, error?: unknown) => Promise<void> | void;
   /**
    * The server key that looks like this one, from the scan of every server key made when the
    * import was prepared (the interface reads one exact key at a time).
@@ -125,7 +125,7 @@ export class RecordLookup implements DirectoryView {
         await this.options.onOutcome?.(false, startedAt);
         return answer;
       } catch (error) {
-        if (breakerOutcome(error) === true) await this.options.onOutcome?.(true, startedAt);
+        if (breakerOutcome(error) === true) await this.options.onOutcome?.(true, startedAt, error);
         throw error;
       }
     };

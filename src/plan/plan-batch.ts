@@ -37,13 +37,14 @@ import {
   UnresolvedReferenceError,
 } from './resolve-references.js';
 import { ACTIVE, sparedBecause } from '../sync/sync-rules.js';
+import { anchorAction, anchorRefusal, currentKeyOf } from './plan-anchor.js';
 
 /** Plans one batch; records come back as ops or decided results, one per staged record. */
 export async function planBatch(
   records: readonly StagedRecord[],
   context: PlanContext,
 ): Promise<BatchPlan> {
-  await context.lookup.prefetch?.(records.map((staged) => staged.record));
+  await context.lookup.prefetch?.(prefetched(records, context));
   const planned = new Array<Planned>(records.length);
   const waiting: number[] = [];
   // a dry run names the ids of its changes, which reads on
@@ -93,6 +94,19 @@ export async function planBatch(
     plan.ops.push(item.op);
   }
   return plan;
+}
+
+/** What a batch reads ahead: its records, and the keys records matched by anchor held. */
+function prefetched(
+  records: readonly StagedRecord[],
+  context: PlanContext,
+): Record<string, unknown>[] {
+  const keyField = RESOURCES[context.resource].keyField;
+  const held = records.flatMap((staged) =>
+    staged.anchor?.key === undefined ? [] : [{ [keyField]: staged.anchor.key }],
+  );
+  const own = records.map((staged) => staged.record);
+  return held.length === 0 ? own : [...own, ...held];
 }
 
 /** A record its lookups refused: decided failed; any other error is thrown on. */
@@ -191,7 +205,12 @@ async function planRecord(staged: StagedRecord, context: PlanContext): Promise<P
   const key = naturalKey(resource, record);
   // creates look first too: a record that exists already fails ALREADY_EXISTS without a call,
   // and a create found after an unanswered call is known to be this import's own
-  const current = await findCurrent(resource, record, lookup);
+  const current =
+    staged.anchor?.key === undefined
+      ? await findCurrent(resource, record, lookup)
+      : resource === 'users'
+        ? await lookup.user(staged.anchor.key)
+        : await lookup.group(staged.anchor.key);
   const lookalike = asksLookalike(context, record, current)
     ? await lookup.lookalikeOf?.(key)
     : undefined;
@@ -216,8 +235,9 @@ function planRecordNow(
   const record = mode === 'delete' ? upload : resolveReferencesNow(resource, upload, view);
   if (record === NOT_READ) return undefined;
   const key = naturalKey(resource, record);
+  const held = currentKeyOf(resource, { ...staged, record });
   const current: ReadAhead<Record<string, unknown>> =
-    resource === 'users' ? view.user(String(record.username)) : view.group(String(record.name));
+    resource === 'users' ? view.user(held) : view.group(held);
   if (current === NOT_READ) return undefined;
   const lookalike = asksLookalike(context, record, current) ? view.lookalikeOf(key) : undefined;
   if (lookalike === NOT_READ) return undefined;
@@ -248,6 +268,18 @@ function decideRecord(
   const spared = context.sync ? sparedBecause(context.sync.rules, key, current) : undefined;
   if (context.sync && reactivates(resource, staged, current, context.sync)) {
     record.status = ACTIVE;
+  }
+  const anchored = mode === 'delete' ? undefined : context.anchor;
+  const refusal = anchored && anchorRefusal(resource, staged, anchored, current);
+  if (refusal) {
+    return decide(base, warnings, {
+      action: current ? 'update' : 'create',
+      status: 'failed',
+      errorCode: refusal.errorCode,
+      field: 'anchor',
+      id: currentId,
+      error: refusal.error,
+    });
   }
 
   if (mode === 'delete') {
@@ -344,7 +376,9 @@ function decideRecord(
       error: `in the file, but ${spared}`,
     });
   }
-  return { op: updateOp(base, { payload, currentId, changed, changes, warnings }) };
+  const op = updateOp(base, { payload, currentId, changed, changes, warnings });
+  op.action = (anchored && anchorAction(resource, staged, anchored, current, payload)) ?? op.action;
+  return { op };
 }
 
 /** The privilege guard: a refused user change is decided here, never sent. */

@@ -3,6 +3,7 @@ import type { ResourceName } from '../admin/resources.js';
 import type { ImportMode } from '../model/import.js';
 import type { SyncRules } from '../sync/sync-rules.js';
 import type { DirectoryView } from './directory-view.js';
+import type { AnchorPlanContext } from './plan-anchor.js';
 
 export interface PlanContext {
   resource: ResourceName;
@@ -25,6 +26,8 @@ export interface PlanContext {
   planning?: 'dry-run' | 'apply';
   /** A sync: what it may touch, and the mapping's columns (a status column keeps a lock). */
   sync?: SyncPlanContext;
+  /** The mapping's anchor: records matched by it are checked again and their writes named. */
+  anchor?: AnchorPlanContext;
 }
 
 export interface SyncPlanContext {

@@ -14,7 +14,7 @@ import { scheduledExportId } from '../export/export-id.js';
 import { runDirectory } from '../export/export-plan.js';
 import { removeRunFiles } from '../export/export-run.js';
 import type { ExportStore } from '../export/export-store.js';
-import { FINAL_EXPORT_STATES } from '../export/export-types.js';
+import { FINAL_EXPORT_STATES, type ExportInfo } from '../export/export-types.js';
 import { EXPORT_QUEUE, type ExportJobData } from './export-queue.js';
 import { queueErrorListener } from '../redis/outage-log.js';
 import { queuePrefix } from '../redis/key-tags.js';
@@ -39,6 +39,8 @@ export interface ExportWorkerOptions {
   stalledIntervalMs?: number;
   deps: Omit<ExecuteExportDeps, 'signal' | 'logger'>;
   logger: Logger;
+  /** Told of a run that ended, completed or failed (notifications). */
+  onEnd?(info: ExportInfo): void;
 }
 
 /** The time a scheduled job was due: from its id `repeat:<scheduler>:<millis>`. */
@@ -122,6 +124,7 @@ export function createExportWorker(
       await job.moveToWait(token);
       throw new WaitingError();
     }
+    if (info.state === 'completed' || info.state === 'failed') options.onEnd?.(info);
     if (info.state === 'failed') throw new UnrecoverableError(info.reason ?? 'export failed');
     return { exportId, written: info.written };
   };

@@ -14,12 +14,25 @@ export const IMPORT_SCHEDULE_QUEUE = 'import-schedules';
 /** Name of the jobs an import schedule makes. */
 export const SCHEDULED_IMPORT_JOB_NAME = 'scheduled-import';
 
-/** What a run of an import schedule needs: the file, and the options of its imports. */
+/** A directory source (PORTER_SOURCES_FILE) a schedule reads at each run instead of a file. */
+export interface ScheduledSource {
+  /** The source's name in the worker's PORTER_SOURCES_FILE. */
+  name: string;
+  /** Only the entries changed since the last read, upserted. @defaultValue false */
+  incremental?: boolean;
+}
+
+/**
+ * What a run of an import schedule needs: the file or the directory source it reads (one of
+ * them), and the options of its imports.
+ */
 export interface ScheduledImportRequest {
   /** Absolute path of the file, read when the schedule fires. */
-  file: string;
+  file?: string;
+  /** The directory source read when the schedule fires. */
+  source?: ScheduledSource;
   options: ImportOptions;
-  /** Import the file even when its content is that of the last run. @defaultValue false */
+  /** File only: import it even when its content is that of the last run. @defaultValue false */
   evenUnchanged?: boolean;
 }
 

@@ -7,7 +7,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import { watchLocks } from './lock-watch.js';
 import type { Logger } from 'pino';
 import { sleep } from '../execute/retry-policy.js';
-import { describeAdminFailure } from '../admin/errors.js';
+import { describeAdminFailure, targetDownError } from '../admin/errors.js';
 import { runBatch, type BatchReport, type UnboundBatchDeps } from '../execute/run-batch.js';
 import {
   enqueueBatches,
@@ -24,6 +24,8 @@ import { abandonBatch } from '../execute/abandon-batch.js';
 import { CANCELLED_REASON, dropPendingBatches, promoteDelayedBatches } from './pending-batches.js';
 import { NOOP_METRICS, type BatchOutcome } from '../metrics/metrics.js';
 import { queueErrorListener } from '../redis/outage-log.js';
+import { waitOutRedis } from '../redis/wait-out.js';
+import { untilRoom, type RoomWatch } from '../redis/redis-full.js';
 import { queuePrefix } from '../redis/key-tags.js';
 import { queueTelemetry, withSpan, withWork } from '../observability/tracing.js';
 import { batchSpanAttributes, batchSpanResult } from './batch-span.js';
@@ -50,6 +52,11 @@ export interface ImportWorkerOptions {
   logger: Logger;
   /** What an import's preparation needs besides the batch deps. */
   prepare: Pick<UnboundPrepareDeps, 'redis' | 'store'>;
+  /**
+   * Where a full Redis is told: a batch or preparation whose write Redis refuses for want of
+   * memory waits for room and runs again, without spending a try. Unset: it fails as any error.
+   */
+  room?: RoomWatch;
 }
 
 /** The reason `cancelAllJobs` gives when a worker's shutdown timeout cuts its batches short. */
@@ -67,7 +74,12 @@ function batchOfJobId(jobId: string): { importId?: string; batchIndex?: number }
   return match ? { importId: match[1], batchIndex: Number(match[2]) } : {};
 }
 
+/** Why rows of a given-up batch or preparation were not sent, with its code. */
 function abandonedReason(error: unknown): { errorCode: string; error: string } {
+  const down = targetDownError(error);
+  if (down) {
+    return { errorCode: 'PORTER_TARGET_UNREACHABLE', error: `not sent: ${describeError(down)}` };
+  }
   return { errorCode: 'PORTER_BATCH_ABANDONED', error: `not sent: ${describeError(error)}` };
 }
 
@@ -77,19 +89,73 @@ export function createImportWorker(
 ): Worker<ImportJobData, BatchReport | undefined> {
   const { logger, queue } = options;
   const lockDuration = options.lockDurationMs ?? 30_000;
+  /**
+   * A batch or preparation given up because the target cannot be reached or refuses porter's
+   * credentials: when no record of the import was sent, the import ends `failed` with that
+   * reason (PORTER_TARGET_UNREACHABLE), and its other batches are not tried.
+   */
+  const endIfNothingSent = async (importId: string, error: unknown): Promise<void> => {
+    const down = targetDownError(error);
+    if (!down) return;
+    const reason = abandonedReason(down);
+    const ended = await options.deps.store.failUnsent(
+      importId,
+      `nothing sent: ${describeError(down)}`,
+      'PORTER_TARGET_UNREACHABLE',
+    );
+    if (!ended) return;
+    logger.warn({ importId, reason: reason.error }, 'import failed: nothing could be sent');
+    await dropPendingBatches(queue, options.deps, importId, reason);
+  };
   // the imports of a target this worker prepares at the same time read its directory once
   const snapshotReads = new SharedSnapshotReads();
+  /** Runs the work again once Redis has room, as long as it refuses writes for want of memory. */
+  const withRoom = <T>(importId: string, work: () => Promise<T>, signal?: AbortSignal) =>
+    untilRoom(work, {
+      room: options.room,
+      probe: () => options.prepare.store.probeRoom(importId),
+      signal,
+    });
   const prepare = (job: Job<PrepareJobData>, signal?: AbortSignal): Promise<undefined> =>
     withSpan('porter.import.prepare', {}, async (span) => {
-      const refs = await prepareImport(job.data.importId, {
-        ...options.prepare,
-        bindTarget: options.deps.bindTarget,
-        retry: options.deps.retry,
-        signal,
-        snapshotReads,
-      });
+      // prepared and its batches queued, or run again: a preparation that ran to its end finds
+      // it did, and queues the same batches (their job ids are the batches'); a Redis that cannot
+      // serve now (away, a slot in migration) is waited out, and so is a full one
+      const { importId } = job.data;
+      const run = () =>
+        prepareImport(importId, {
+          ...options.prepare,
+          bindTarget: options.deps.bindTarget,
+          retry: options.deps.retry,
+          signal,
+          snapshotReads,
+          onResumed: (resumedId) => {
+            const { onBreaker, store } = options.deps;
+            if (!onBreaker) return;
+            void store.get(resumedId).then(
+              (info) => info && onBreaker('resumed', info),
+              () => {},
+            );
+          },
+        });
+      const refs = await waitOutRedis(
+        async () => {
+          const prepared = await withRoom(importId, run, signal);
+          if (prepared.length > 0) {
+            await withRoom(importId, () => enqueueBatches(queue, prepared), signal);
+          }
+          return prepared;
+        },
+        {
+          signal,
+          onWait: (error) =>
+            logger.warn(
+              { importId, reason: describeError(error) },
+              'Redis cannot serve the import preparation now; it waits and runs again',
+            ),
+        },
+      );
       span.setAttribute('porter.batches', refs.length);
-      if (refs.length > 0) await enqueueBatches(queue, refs);
       return undefined;
     });
   // every span of a job carries its import's id, whether or not its producer traced
@@ -118,6 +184,8 @@ export function createImportWorker(
         if (await store.pause(importId, error.message, Date.now())) {
           await health.holdProbes(importId, breaker.cooldownMs);
           logger.warn({ importId, reason: error.message }, 'import paused before its first batch');
+          const info = options.deps.onBreaker ? await store.get(importId) : undefined;
+          if (info) options.deps.onBreaker?.('paused', info, error.message);
         }
         await job.moveToDelayed(Date.now() + breaker.cooldownMs, token);
         throw new DelayedError();
@@ -187,7 +255,26 @@ export function createImportWorker(
     let report: BatchReport;
     try {
       report = await withSpan('porter.import.batch', batchSpanAttributes(job), async (span) => {
-        const done = await runBatch(job.data, { ...options.deps, signal });
+        // a Redis that cannot serve now (away, a slot in migration) costs the batch no attempt,
+        // nor does a full one: the batch runs again once it has room (its send journal and
+        // recorded results make that safe)
+        const done = await waitOutRedis(
+          () =>
+            withRoom(
+              job.data.importId,
+              () => runBatch(job.data, { ...options.deps, signal }),
+              signal,
+            ),
+          {
+            signal,
+            onWait: (error) =>
+              log.warn(
+                { reason: describeError(error) },
+                'Redis cannot serve the batch now (away, or a slot in migration); it waits and runs again',
+              ),
+            onServed: (runs) => log.info({ runs }, 'Redis serves the batch again'),
+          },
+        );
         span.setAttributes(batchSpanResult(done));
         return done;
       });
@@ -202,6 +289,7 @@ export function createImportWorker(
       if (!signal?.aborted && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
         // the last attempt failed: its rows get their results before the job is failed, so a
         // worker that stops right after cannot leave the import unsettled
+        await endIfNothingSent(job.data.importId, error);
         await abandonBatch(job.data, abandonedReason(error), options.deps);
       }
       throw error;
@@ -258,7 +346,7 @@ export function createImportWorker(
       for (const jobId of jobIds) worker.cancelJob(jobId, 'lock lost');
       logger.warn(
         { jobIds, batches: jobIds.map(batchOfJobId) },
-        'lost the lock of running batches: not renewed for a lock period (Redis unreachable), so another worker may take them over; stopped them',
+        `lost the lock of running batches: not renewed for a lock period (${options.room?.full ? 'Redis is full: it refuses renewals' : 'Redis unreachable'}), so another worker may take them over; stopped them`,
       );
     },
   });
@@ -285,6 +373,7 @@ export function createImportWorker(
       void recordUntilDone(
         async () => {
           const { store } = options.deps;
+          await endIfNothingSent(importId, error);
           // a sync learns its whole total when prepared: given up, it ends failed, or it would
           // wait for that total forever
           if ((await store.get(importId))?.options.mode === 'sync') {
@@ -319,7 +408,7 @@ export function createImportWorker(
         ),
     );
   });
-  worker.on('error', queueErrorListener(logger, 'import worker'));
+  worker.on('error', queueErrorListener(logger, 'import worker', 'error', options.room));
   return worker;
 }
 

@@ -82,6 +82,11 @@ export class RequestGate {
     }
   }
 
+  /** Milliseconds left of the back-off in force (0 when requests may go). */
+  async pausedFor(): Promise<number> {
+    return Math.max(0, await this.redis.pttl(this.pauseKey));
+  }
+
   /** Makes every worker wait `ms` before its next request (the longest back-off wins). */
   async pauseAll(ms: number): Promise<void> {
     if (ms <= 0) return;

@@ -119,7 +119,13 @@ export function decodeImportInfo(
     columns: decodeColumns(meta.columns),
     settled: meta.settled === '1',
   };
+  if (meta.moreColumns !== undefined) info.moreColumns = decodeColumns(meta.moreColumns);
+  if (meta.unnamedFailures !== undefined) info.unnamedFailures = Number(meta.unnamedFailures);
+  if (meta.anchorsTwice !== undefined) {
+    info.anchorsTwice = JSON.parse(meta.anchorsTwice) as Record<string, number[]>;
+  }
   if (meta.reason !== undefined) info.reason = meta.reason;
+  if (meta.reasonCode !== undefined) info.reasonCode = meta.reasonCode;
   if (meta.source !== undefined) info.source = meta.source;
   if (meta.retryOf !== undefined) info.retryOf = meta.retryOf;
   if (meta.applyOf !== undefined) info.applyOf = meta.applyOf;

@@ -34,6 +34,15 @@ export function importKeyList(keys: ImportKeys): string[] {
   return [keys.meta, keys.counts, keys.results, keys.staged, keys.done];
 }
 
+/**
+ * The send journal's keys (send-journal.ts): the bitmap of rows handed to the admin server, and
+ * the set of row numbers an earlier version kept.
+ */
+export function sentRowsKeys(prefix: string, importId: string): { bitmap: string; set: string } {
+  const base = importKeyBase(prefix, importId);
+  return { bitmap: `${base}:sent-rows`, set: `${base}:sent` };
+}
+
 /** Sorted set of import ids scored by creation time (ms), for listing. */
 export function importIndexKey(prefix: string): string {
   return `${prefix}:imports`;

@@ -143,6 +143,28 @@ return 1
 `;
 
 /**
+ * KEYS: the five, then the send journal's bitmap and its earlier set; ARGV: ttl, now, channel,
+ * reason, code. An active import none of whose rows was ever handed to the admin server, and
+ * none of whose records succeeded, ends failed with the reason and its code: nothing could be
+ * sent. The journal marks rows only while the state lets calls go, in one step with reading it,
+ * so no call of the import leaves after this. 1 = failed now, 0 = something was sent (or the
+ * import ended already), -1 missing.
+ */
+const FAIL_UNSENT = `
+local m = redis.call('HMGET', KEYS[1], 'id', 'state')
+local id, state = m[1], m[2]
+if not state then return -1 end
+if not ACTIVE[state] then return 0 end
+if redis.call('BITCOUNT', KEYS[6]) > 0 or redis.call('SCARD', KEYS[7]) > 0 then return 0 end
+if (tonumber(redis.call('HGET', KEYS[2], 'succeeded')) or 0) > 0 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', ARGV[4], 'reasonCode', ARGV[5],
+  'updatedAt', now, 'finishedAt', now)
+refresh_ttl()
+if not settle() then publish(id, 'failed', redis.call('HGET', KEYS[1], 'settled') == '1') end
+return 1
+`;
+
+/**
  * ARGV: ttl, now, channel, then (row, tag, json) triples; the tag is "status", "status/action"
  * or "status!code!message" (see result-writer.ts). A row's result is written once (kept in its
  * bucket of rows, row-buckets.ts) and only a newly written result is counted, so a batch that
@@ -282,6 +304,7 @@ const SCRIPTS = {
     lua: PRELUDE + MARK_RECEIVED,
   },
   transition: { command: 'porterImportTransition', numberOfKeys: 5, lua: PRELUDE + TRANSITION },
+  failUnsent: { command: 'porterImportFailUnsent', numberOfKeys: 7, lua: PRELUDE + FAIL_UNSENT },
   recordResults: {
     command: 'porterImportRecordResults',
     numberOfKeys: 5,

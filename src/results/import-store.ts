@@ -4,12 +4,14 @@
  * share an import without counting a row twice or racing a state change.
  */
 import type { Redis } from 'ioredis';
+import type { ErrorCode } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
 import {
   FINAL_IMPORT_STATES,
   type ImportInfo,
   type ImportOptions,
   type ImportState,
+  type ImportStateRead,
   type LookupInfo,
   type RecordResult,
   type ResultStatus,
@@ -29,6 +31,7 @@ import {
   hashFromReply,
 } from './import-codec.js';
 import { currentActor } from '../auth/acting.js';
+import { importKeyBase } from '../redis/key-tags.js';
 import { importNotFound, importStateConflict } from './import-errors.js';
 import { IMPORT_ID_PATTERN, isValidImportId, newImportId } from './import-id.js';
 import {
@@ -36,6 +39,7 @@ import {
   importIndexKey,
   importKeyList,
   importKeys,
+  sentRowsKeys,
   uploadKeysKey,
   uploadLookalikesKey,
   type ImportKeys,
@@ -83,6 +87,11 @@ export interface CreateImportInit {
   columns?: string[];
   /** Who starts it. @defaultValue the principal of the request or command in progress */
   startedBy?: string;
+  /**
+   * Whose work it carries besides: a retry carries its original's starter, who then does not
+   * approve or apply it either. @defaultValue the acting schedule's or watch's adder
+   */
+  onBehalfOf?: string;
 }
 
 export interface ReadResultsOptions {
@@ -131,7 +140,9 @@ export class ImportStore {
       ...init,
       id,
       startedBy,
-      onBehalfOf: init.startedBy === undefined ? actor?.principal?.onBehalfOf : undefined,
+      onBehalfOf:
+        init.onBehalfOf ??
+        (init.startedBy === undefined ? actor?.principal?.onBehalfOf : undefined),
       actionId: actor?.actionId,
       now: new Date(nowMs).toISOString(),
     });
@@ -145,6 +156,14 @@ export class ImportStore {
     actor?.created.push(id);
     await pruneImportIndex(this.redis, this.prefix);
     return this.require(id);
+  }
+
+  /**
+   * A small write in the import's slot, which a full Redis refuses (OOM): resolves once the
+   * node holding the import has room for its writes again. The key expires within seconds.
+   */
+  async probeRoom(importId: string): Promise<void> {
+    await this.redis.set(`${importKeyBase(this.prefix, importId)}:room`, '1', 'PX', 5_000);
   }
 
   /** The import, or undefined when it does not exist (or expired). */
@@ -172,6 +191,39 @@ export class ImportStore {
   async setColumns(importId: string, columns: readonly string[]): Promise<void> {
     const keys = [this.keys(importId).meta];
     const args = ['columns', JSON.stringify(columns)];
+    if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /**
+   * Records the keys of a JSON or NDJSON upload's records that its first record lacks, for
+   * reports (see ImportInfo.moreColumns); the results keep their layout from `columns`.
+   */
+  async setMoreColumns(importId: string, columns: readonly string[]): Promise<void> {
+    const keys = [this.keys(importId).meta];
+    const args = ['moreColumns', JSON.stringify(columns)];
+    if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /** A sync: records how many of the file's rows failed without a key that can be read. */
+  async setUnnamedFailures(importId: string, count: number): Promise<void> {
+    const keys = [this.keys(importId).meta];
+    const args = ['unnamedFailures', String(count)];
+    if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /** Records the anchors that several rows of the upload carry, and their rows: each fails. */
+  async setAnchorsTwice(
+    importId: string,
+    twice: ReadonlyMap<string, readonly number[]>,
+  ): Promise<void> {
+    const keys = [this.keys(importId).meta];
+    const args = ['anchorsTwice', JSON.stringify(Object.fromEntries(twice))];
     if ((await runImportScript(this.redis, 'updateMeta', keys, args)) !== 1) {
       throw importNotFound(importId);
     }
@@ -205,6 +257,35 @@ export class ImportStore {
     if ((await runImportScript(this.redis, 'updateMeta', [this.keys(importId).meta], args)) !== 1) {
       throw importNotFound(importId);
     }
+  }
+
+  /**
+   * An import that only plans and ends `held` once its last result is in, as a sync past its
+   * threshold does: a held plan made of results alone (SCIM's held deletes).
+   */
+  async holdAtEnd(importId: string): Promise<void> {
+    const meta = this.keys(importId).meta;
+    if ((await runImportScript(this.redis, 'updateMeta', [meta], ['holdAtEnd', '1'])) !== 1) {
+      throw importNotFound(importId);
+    }
+  }
+
+  /**
+   * More planned results in a held plan that grows after it settled (SCIM's held deletes): the
+   * results are written and counted, the total grows with them, and nothing is compacted (a
+   * compacted bucket takes no more rows).
+   */
+  async addToHeld(importId: string, results: readonly RecordResult[]): Promise<void> {
+    const layout = await this.layoutOf(importId);
+    const { written } = await writeResults(
+      this.redis,
+      importId,
+      this.keys(importId),
+      results,
+      () => this.commonArgs(),
+      layout,
+    );
+    if (written > 0) await this.redis.hincrby(this.keys(importId).meta, 'total', written);
   }
 
   /** The hash of the upload's natural keys, kept from the upload until the import is prepared. */
@@ -295,6 +376,11 @@ export class ImportStore {
     return items.map((json) => decodeStaged(json, layout));
   }
 
+  /** Removes the staged records of an import that will never send them (UNLINK: allowed when Redis is full). */
+  async dropStaged(importId: string): Promise<void> {
+    await this.redis.unlink(this.keys(importId).staged);
+  }
+
   async stagedCount(importId: string): Promise<number> {
     return this.redis.llen(this.keys(importId).staged);
   }
@@ -324,6 +410,24 @@ export class ImportStore {
     }
     const [meta, counts] = reply as [unknown, unknown];
     return this.infoFrom(importId, meta, counts);
+  }
+
+  /**
+   * Ends an active import `failed`, with the reason and its error code, when none of its rows
+   * was ever handed to the admin server and none succeeded: nothing could be sent (a target
+   * that cannot be reached, or refuses porter's credentials). False when something was sent,
+   * or the import ended already.
+   */
+  async failUnsent(importId: string, reason: string, code: ErrorCode): Promise<boolean> {
+    const journal = sentRowsKeys(this.prefix, importId);
+    const keys = [...importKeyList(this.keys(importId)), journal.bitmap, journal.set];
+    const reply = await runImportScript(this.redis, 'failUnsent', keys, [
+      ...this.commonArgs(),
+      reason,
+      code,
+    ]);
+    if (reply === -1) throw importNotFound(importId);
+    return reply === 1;
   }
 
   /**
@@ -485,10 +589,19 @@ export class ImportStore {
   }
 
   /** The state and its reason, cheap enough to ask before every call. */
-  async stateOf(importId: string): Promise<{ state: ImportState; reason?: string } | undefined> {
-    const [state, reason] = await this.redis.hmget(this.keys(importId).meta, 'state', 'reason');
+  async stateOf(importId: string): Promise<ImportStateRead | undefined> {
+    const [state, reason, reasonCode] = await this.redis.hmget(
+      this.keys(importId).meta,
+      'state',
+      'reason',
+      'reasonCode',
+    );
     if (state === null || state === undefined) return undefined;
-    return reason ? { state: state as ImportState, reason } : { state: state as ImportState };
+    return {
+      state: state as ImportState,
+      ...(reason ? { reason } : {}),
+      ...(reasonCode ? { reasonCode } : {}),
+    };
   }
 
   /** The state alone, cheap enough to ask before every batch. */

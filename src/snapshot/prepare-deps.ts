@@ -18,6 +18,8 @@ export interface PrepareDeps {
   signal?: AbortSignal;
   /** A worker's reads of the directory, which imports of one target prepared together share. */
   snapshotReads?: SharedSnapshotReads;
+  /** Told when an import paused while its server could not be read runs again. */
+  onResumed?(importId: string): void;
 }
 
 /** A worker's deps: the import is bound to its own target before anything is read. */

@@ -67,6 +67,9 @@ export async function prepareImport(
   }
   if (info.options.mode === 'sync') return prepareSync(importId, info, deps);
   const staged = await store.stagedCount(importId);
+  // prepared already (this job ran to its end before, and queueing its batches or finishing the
+  // job failed): the upload's keys are gone, the same batches again
+  if (info.lookup !== undefined) return [...batchRefs(importId, staged, info.options.batchSize)];
   const { resource } = info.options;
   const sizeKey = directorySizeKey(store.prefix, deps.target, resource);
   const knownSize = await redis.get(sizeKey);
@@ -166,7 +169,7 @@ export async function prepareImport(
   await store.setLookup(importId, lookup);
   await redis.unlink(store.uploadKeysKey(importId), store.uploadLookalikesKey(importId));
   // an import paused while its server could not be read runs now that it was read
-  await store.resume(importId);
+  if (await store.resume(importId)) given.onResumed?.(importId);
   return [...batchRefs(importId, staged, info.options.batchSize)];
 }
 

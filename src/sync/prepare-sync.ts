@@ -2,7 +2,8 @@
  * A sync's preparation: the directory is read in bulk (never record by record), the server
  * records in scope that the file leaves out are found in Redis chunk by chunk and staged after
  * the upload's records with rows of their own, and their locks and deletes are counted against
- * the threshold. Over it, the sync plans only and ends `held`; nothing is written until approved.
+ * the threshold. Over it, or when it would lock or delete while rows of its file failed without
+ * a key, the sync plans only and ends `held`; nothing is written until approved.
  */
 import { AdminError } from '../admin/errors.js';
 import { RESOURCES } from '../admin/resources.js';
@@ -16,12 +17,7 @@ import type { PrepareDeps } from '../snapshot/prepare-deps.js';
 import { decodeCompact } from '../snapshot/record-codec.js';
 import { missingListKey, snapshotKeys } from '../snapshot/snapshot-keys.js';
 import type { LookupInfo } from '../snapshot/lookup-mode.js';
-import {
-  compileScopePattern,
-  deletionThreshold,
-  keyInScope,
-  overThreshold,
-} from './sync-options.js';
+import { compileScopePattern, deletionThreshold, holdReasons, keyInScope } from './sync-options.js';
 import { decideMissing, syncRules } from './sync-rules.js';
 
 /** Missing keys read per Redis round trip. */
@@ -61,7 +57,7 @@ export async function prepareSync(
       // a plan written: its records (those only on the server too) were copied with it. An
       // approved held sync passes its threshold; a sync's dry run applied is held like a sync
       const source = (await store.get(info.applyOf))?.sync ?? emptyPlan();
-      const over = source.locks + source.deletes > source.threshold;
+      const over = holdReasons(source).length > 0;
       plan = { ...source, held: source.held ? false : over, approvedFrom: info.applyOf };
       if (!source.held) delete plan.approvedFrom;
     } else {
@@ -212,6 +208,11 @@ async function stageMissing(
   }
   await redis.unlink(listKey);
   plan.threshold = deletionThreshold(sync!.maxDeletes, plan.inScope);
-  plan.held = dryRun !== true && overThreshold(plan);
+  if ((info.unnamedFailures ?? 0) > 0) plan.unnamed = info.unnamedFailures;
+  const read = info.options.source;
+  if (read && read.since === undefined && read.entries === 0 && (read.lastEntries ?? 0) > 0) {
+    plan.sourceEmptied = read.lastEntries;
+  }
+  plan.held = dryRun !== true && holdReasons(plan).length > 0;
   return plan;
 }

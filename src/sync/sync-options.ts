@@ -6,6 +6,7 @@
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
 import { keyTextProblem } from '../ingest/canonical-key.js';
+import { exponentialRisk } from '../util/regex-risk.js';
 import {
   MISSING_ACTIONS,
   type ImportOptions,
@@ -104,6 +105,36 @@ export function overThreshold(plan: {
   return plan.locks + plan.deletes > plan.threshold;
 }
 
+/**
+ * Why a sync must plan only and wait for approval (none: it may write): its locks and deletes
+ * pass the threshold, or it would lock or delete while rows of its file that failed name no key
+ * (any of those rows may be the person it would lock).
+ */
+export function holdReasons(plan: {
+  locks: number;
+  deletes: number;
+  threshold: number;
+  unnamed?: number;
+  sourceEmptied?: number;
+}): string[] {
+  const reasons: string[] = [];
+  if (overThreshold(plan)) reasons.push('the plan passes the threshold');
+  if ((plan.sourceEmptied ?? 0) > 0) {
+    reasons.push(
+      `the directory returned no entry where its last full read saw ${plan.sourceEmptied}`,
+    );
+  }
+  const unnamed = plan.unnamed ?? 0;
+  if (unnamed > 0 && plan.locks + plan.deletes > 0) {
+    reasons.push(
+      `${unnamed} row${unnamed === 1 ? '' : 's'} of the file failed without a key that can be ` +
+        `read, and any of them may name one of the ${plan.locks + plan.deletes} records the ` +
+        'sync would lock or delete',
+    );
+  }
+  return reasons;
+}
+
 /** The protected keys, one per line of a file: blank lines and lines starting with # are skipped. */
 export function parseProtectedText(text: string): string[] {
   return text
@@ -136,12 +167,8 @@ export function compileScopePattern(pattern: string): RegExp {
   if (pattern.length > MAX_SCOPE_PATTERN_CHARS) {
     throw usage(`scope match: the pattern is longer than ${MAX_SCOPE_PATTERN_CHARS} characters`);
   }
-  if (/\\[1-9]|\\k</.test(pattern)) throw usage('scope match: back-references are not allowed');
-  if (nestedRepetition(pattern)) {
-    throw usage(
-      'scope match: a repeated group that itself repeats or alternates (like (a+)+ or (a|b)*) can take exponential time; simplify the pattern',
-    );
-  }
+  const risk = exponentialRisk(pattern);
+  if (risk !== undefined) throw usage(`scope match: ${risk}`);
   try {
     return new RegExp(pattern, 'u');
   } catch (error) {
@@ -153,35 +180,6 @@ export function compileScopePattern(pattern: string): RegExp {
       cause: error,
     });
   }
-}
-
-/** Whether a group holding a quantifier or an alternation is itself quantified. */
-function nestedRepetition(pattern: string): boolean {
-  // for each open group: whether its body repeats or alternates
-  const stack: boolean[] = [];
-  let inClass = false;
-  for (let index = 0; index < pattern.length; index++) {
-    const char = pattern[index]!;
-    if (char === '\\') {
-      index++;
-      continue;
-    }
-    if (inClass) {
-      if (char === ']') inClass = false;
-      continue;
-    }
-    if (char === '[') inClass = true;
-    else if (char === '(') stack.push(false);
-    else if (char === ')') {
-      const risky = stack.pop() ?? false;
-      const next = pattern[index + 1];
-      if (risky && next !== undefined && '*+{'.includes(next)) return true;
-      if (risky && stack.length > 0) stack[stack.length - 1] = true;
-    } else if ('*+{|'.includes(char) || (char === '?' && pattern[index - 1] !== '(')) {
-      if (stack.length > 0) stack[stack.length - 1] = true;
-    }
-  }
-  return false;
 }
 
 /** Whether a key is inside a scope pattern (none: every key is). */

@@ -41,8 +41,8 @@ export function usableTarget(target: Target): Target {
 }
 
 /**
- * The target a job is submitted for: the name asked (default `default`), which must be known
- * here; a fingerprint the job carries already (a retry, an apply, an undo of an earlier job)
+ * The target a job is submitted for: the name asked (else `default`, refused with
+ * PORTER_USAGE naming the targets when there is none), which must be known here; a fingerprint the job carries already (a retry, an apply, an undo of an earlier job)
  * must still match; a job that writes is refused on a read-only target.
  */
 export function bindTarget(
@@ -50,7 +50,7 @@ export function bindTarget(
   ref: JobTargetRef,
   intent: { writes: boolean },
 ): { target: Target; ref: Required<JobTargetRef> } {
-  const target = targets.require(ref.target ?? DEFAULT_TARGET);
+  const target = targets.resolve(ref.target);
   // a principal limited to other targets (a token's --targets) is refused
   checkTargetAllowed(target.name);
   if (ref.targetFingerprint !== undefined && ref.targetFingerprint !== target.fingerprint) {

@@ -60,6 +60,15 @@ export const targetEntrySchema = z.strictObject({
    * Unset: held syncs need another principal, dry runs do not.
    */
   requireApproval: z.boolean().optional(),
+  /** SCIM on this target (docs/scim.md#the-deletion-hold). */
+  scim: z
+    .strictObject({
+      /** Deletes and deactivations applied per hour; more are held for approval. */
+      maxDeletesPerHour: z.number().int().min(0).optional(),
+      /** Usernames SCIM never deletes or deactivates (compared without regard to case). */
+      protect: z.array(z.string().min(1).max(200)).max(10_000).optional(),
+    })
+    .optional(),
 });
 export type TargetEntry = z.infer<typeof targetEntrySchema>;
 

@@ -4,11 +4,11 @@
  * the file names one. Every process reads the same configuration; a job carries its target's
  * name and fingerprint, and runs against that target only.
  */
-import { readFileSync } from 'node:fs';
 import { isAbsolute, dirname, resolve } from 'node:path';
 import type { AdminClientOptions } from '../admin/client.js';
 import type { Env } from '../config/env.js';
 import { PorterError } from '../errors/porter-error.js';
+import { RegularFileError, readRegularFileSync } from '../util/regular-file.js';
 import { targetFingerprint } from './fingerprint.js';
 import {
   TARGET_NAME,
@@ -19,6 +19,14 @@ import {
 } from './target-file.js';
 
 export const DEFAULT_TARGET = 'default';
+
+/** Where `default` points with no targets file and no ADMIN_BASE_URL: the sandbox. */
+export const SANDBOX_URL = 'http://127.0.0.1:8080';
+
+/** The largest targets file porter reads. */
+export const MAX_TARGETS_FILE_BYTES = 1024 * 1024;
+/** The largest secret file porter reads (a key, a password, a header's value). */
+export const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
 /** What may be shown of a target: never a secret, only where it is read from. */
 export interface TargetSummary {
@@ -35,6 +43,8 @@ export interface TargetSummary {
   readOnly: boolean;
   /** Four eyes on its plans, when the targets file says (see target-file.ts). */
   requireApproval?: boolean;
+  /** SCIM settings of the targets file, when it gives them. */
+  scim?: { maxDeletesPerHour?: number; protect?: string[] };
   fingerprint: string;
   /** Where the target was defined: the targets file or the ADMIN_* variables. */
   from: 'file' | 'environment';
@@ -56,11 +66,17 @@ export interface Target {
   readonly fingerprint: string;
 }
 
-/** A secret read from its source, or why it could not be. */
-function readSecret(
+/**
+ * A secret read from its source, or why it could not be. A secret file that is missing or
+ * unreadable makes its target unusable (it may be mounted later); one that is not a regular
+ * file, or is larger than MAX_SECRET_FILE_BYTES, is a configuration error that stops start-up.
+ */
+export function readSecret(
   source: SecretSource,
   env: NodeJS.ProcessEnv,
   baseDir: string,
+  where: string,
+  variable = 'PORTER_TARGETS_FILE',
 ): { value?: string; problem?: string; label: string } {
   if ('env' in source) {
     const value = env[source.env];
@@ -69,14 +85,27 @@ function readSecret(
       : { label: `env:${source.env}`, value };
   }
   const path = isAbsolute(source.file) ? source.file : resolve(baseDir, source.file);
+  const label = `file:${source.file}`;
+  let content: Buffer;
   try {
-    const value = readFileSync(path, 'utf8').split(/\r?\n/, 1)[0] ?? '';
-    return value === ''
-      ? { label: `file:${source.file}`, problem: `secret file ${source.file} is empty` }
-      : { label: `file:${source.file}`, value };
-  } catch {
-    return { label: `file:${source.file}`, problem: `secret file ${source.file} cannot be read` };
+    content = readRegularFileSync(path, MAX_SECRET_FILE_BYTES);
+  } catch (error) {
+    if (
+      error instanceof RegularFileError &&
+      (error.problem === 'not-regular' || error.problem === 'too-large')
+    ) {
+      throw new PorterError(
+        'PORTER_CONFIG_INVALID',
+        `${variable}: ${where}: secret file ${source.file} ${error.message}`,
+        { details: { field: variable } },
+      );
+    }
+    return { label, problem: `secret file ${source.file} cannot be read` };
   }
+  const value = content.toString('utf8').split(/\r?\n/, 1)[0] ?? '';
+  return value === ''
+    ? { label, problem: `secret file ${source.file} is empty` }
+    : { label, value };
 }
 
 function authKind(entry: TargetEntry): TargetSummary['auth'] {
@@ -107,19 +136,24 @@ interface ReadSecrets {
 }
 
 /** Reads a file entry's secrets from their sources. */
-function readSecrets(entry: TargetEntry, env: NodeJS.ProcessEnv, baseDir: string): ReadSecrets {
+function readSecrets(
+  name: string,
+  entry: TargetEntry,
+  env: NodeJS.ProcessEnv,
+  baseDir: string,
+): ReadSecrets {
   const read: ReadSecrets = { headers: {}, labels: [], problems: [] };
-  const secret = (source: SecretSource | undefined): string | undefined => {
+  const secret = (source: SecretSource | undefined, field: string): string | undefined => {
     if (!source) return undefined;
-    const one = readSecret(source, env, baseDir);
+    const one = readSecret(source, env, baseDir, `${name}.${field}`);
     read.labels.push(one.label);
     if (one.problem) read.problems.push(one.problem);
     return one.value;
   };
-  read.apiKey = secret(entry.apiKey);
-  read.password = secret(entry.password);
+  read.apiKey = secret(entry.apiKey, 'apiKey');
+  read.password = secret(entry.password, 'password');
   for (const [header, value] of Object.entries(entry.headers ?? {})) {
-    const text = typeof value === 'string' ? value : secret(value);
+    const text = typeof value === 'string' ? value : secret(value, `headers.${header}`);
     if (text !== undefined) read.headers[header] = text;
   }
   return read;
@@ -156,6 +190,7 @@ function buildTarget(
     ...(entry.maxInFlight !== undefined ? { maxInFlight: entry.maxInFlight } : {}),
     readOnly: entry.readOnly === true,
     ...(entry.requireApproval !== undefined ? { requireApproval: entry.requireApproval } : {}),
+    ...(entry.scim !== undefined ? { scim: entry.scim } : {}),
     fingerprint,
     from,
     ...(secrets.problems.length > 0 ? { problem: secrets.problems.join('; ') } : {}),
@@ -190,7 +225,7 @@ function buildTarget(
 /** The target `default` from the ADMIN_* variables, as porter has always read them. */
 function environmentTarget(env: Env): Target {
   const entry: TargetEntry = {
-    url: env.ADMIN_BASE_URL,
+    url: env.ADMIN_BASE_URL ?? SANDBOX_URL,
     ...(env.ADMIN_API_KEY ? { apiKey: { env: 'ADMIN_API_KEY' } } : {}),
     ...(env.ADMIN_USER !== undefined
       ? { user: env.ADMIN_USER, password: { env: 'ADMIN_PASSWORD' } }
@@ -240,6 +275,23 @@ export class TargetSet {
     return this.byName.get(name);
   }
 
+  /**
+   * The target a command or request names, or `default` when it names none. With no `default`
+   * configured (a targets file that names none, and no ADMIN_BASE_URL), naming none is a
+   * wrong argument: PORTER_USAGE naming the targets there are. A name that is not configured
+   * is PORTER_TARGET_UNKNOWN.
+   */
+  resolve(name: string | undefined): Target {
+    if (name !== undefined) return this.require(name);
+    const target = this.byName.get(DEFAULT_TARGET);
+    if (target) return target;
+    throw new PorterError(
+      'PORTER_USAGE',
+      `name a target (--target NAME, or "target" in a request): there is no target "default" here (configured: ${this.names().join(', ') || 'none'})`,
+      { details: { targets: this.names() } },
+    );
+  }
+
   /** The target, or PORTER_TARGET_UNKNOWN naming the ones there are. */
   require(name: string): Target {
     const target = this.byName.get(name);
@@ -265,8 +317,10 @@ export function checkTargetName(name: string, what = '--target'): string {
 
 /**
  * The targets of this process: the targets file's, and `default` from the ADMIN_* variables
- * unless the file defines it. A file that cannot be read or is not valid stops start-up with
- * PORTER_CONFIG_INVALID naming the target and field.
+ * unless the file defines it. Beside a targets file, `default` comes from the variables only
+ * when ADMIN_BASE_URL is set; with no targets file it is always there (the sandbox when
+ * ADMIN_BASE_URL is unset), so a fresh checkout works. A file that cannot be read or is not
+ * valid stops start-up with PORTER_CONFIG_INVALID naming the target and field.
  */
 export function loadTargets(env: Env, source: NodeJS.ProcessEnv = process.env): TargetSet {
   const targets: Target[] = [];
@@ -274,9 +328,9 @@ export function loadTargets(env: Env, source: NodeJS.ProcessEnv = process.env): 
   if (path !== undefined) {
     let json: unknown;
     try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
+      json = JSON.parse(readRegularFileSync(path, MAX_TARGETS_FILE_BYTES).toString('utf8'));
     } catch (error) {
-      const why = (error as NodeJS.ErrnoException).code ? 'cannot be read' : 'is not valid JSON';
+      const why = error instanceof RegularFileError ? error.message : 'is not valid JSON';
       throw new PorterError('PORTER_CONFIG_INVALID', `PORTER_TARGETS_FILE: ${path} ${why}`, {
         details: { field: 'PORTER_TARGETS_FILE' },
       });
@@ -285,16 +339,17 @@ export function loadTargets(env: Env, source: NodeJS.ProcessEnv = process.env): 
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.map(String).join('.') || '(file)';
-      throw new PorterError(
-        'PORTER_CONFIG_INVALID',
-        `PORTER_TARGETS_FILE: ${where}: ${issue?.message ?? 'invalid'}`,
-        { details: { field: 'PORTER_TARGETS_FILE' } },
-      );
+      // a bad name: say the rule names follow, not only that the key is refused
+      const inner = issue?.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
+      const why = inner ? `not a target name (${inner})` : (issue?.message ?? 'invalid');
+      throw new PorterError('PORTER_CONFIG_INVALID', `PORTER_TARGETS_FILE: ${where}: ${why}`, {
+        details: { field: 'PORTER_TARGETS_FILE' },
+      });
     }
     const baseDir = dirname(resolve(path));
     for (const [name, entry] of Object.entries(parsed.data)) {
       targets.push(
-        buildTarget(name, entry, 'file', readSecrets(entry, source, baseDir), {
+        buildTarget(name, entry, 'file', readSecrets(name, entry, source, baseDir), {
           maxRps: 0,
           timeoutMs: env.ADMIN_TIMEOUT_MS,
           connectTimeoutMs: env.ADMIN_CONNECT_TIMEOUT_MS,
@@ -302,7 +357,8 @@ export function loadTargets(env: Env, source: NodeJS.ProcessEnv = process.env): 
       );
     }
   }
-  if (!targets.some((target) => target.name === DEFAULT_TARGET)) {
+  const fromEnvironment = path === undefined || env.ADMIN_BASE_URL !== undefined;
+  if (fromEnvironment && !targets.some((target) => target.name === DEFAULT_TARGET)) {
     targets.unshift(environmentTarget(env));
   }
   return new TargetSet(targets);

@@ -27,6 +27,8 @@ export const REDACT_PATHS = [
   '*.PORTER_API_TOKEN',
   'PORTER_OIDC_CLIENT_SECRET',
   '*.PORTER_OIDC_CLIENT_SECRET',
+  'PORTER_TOKEN',
+  '*.PORTER_TOKEN',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
 ];

@@ -186,10 +186,7 @@ describe('the audit trail', () => {
     ).toBe(401);
 
     const shown = await runPorter(['audit', '--who', 'cli:tester', '--json'], cliEnv());
-    const trail = shown.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as AuditEvent);
+    const trail = JSON.parse(shown.stdout) as AuditEvent[];
     expect(trail.map((event) => event.action)).toEqual(['token.revoke', 'token.create']);
     expect(trail[1]).toMatchObject({
       phase: 'done',

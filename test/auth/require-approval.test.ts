@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { securityOf } from '../../src/app/security.js';
+import { runAs } from '../../src/auth/acting.js';
+import { retryImport } from '../../src/app/imports.js';
 import { buildApiApp } from '../../src/http/build-app.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
@@ -87,6 +89,58 @@ describe('requireApproval on a target', () => {
       applicationId: application.id,
       counts: plan.counts,
     });
+  });
+
+  it('a principal is one whatever the case of its name: Wally does not apply what wally started', async () => {
+    const { tokens } = securityOf(pipeline.context);
+    const made = { at: new Date().toISOString(), actionId: 'made', who: { name: 'test' } };
+    const wally = (await tokens.create({ name: 'Wally', role: 'approver' }, made)).token;
+    // a plan that token:wally started (as a session or another process records it)
+    const principal = { name: 'token:wally', role: 'approver' as const, via: 'token' as const };
+    const plan = await runAs({ principal, created: [] }, () =>
+      pipeline.submit(csv(['username', 'email'], [['guard.case', 'case@x']]), {
+        resource: 'users',
+        mode: 'upsert',
+        dryRun: true,
+        target: 'guarded',
+      }),
+    );
+    await pipeline.waitFinal(plan.id);
+    const refused = await post(wally, `/v1/imports/${plan.id}/apply`);
+    expect(refused.status).toBe(403);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('PORTER_APPROVAL_SELF');
+    // the refusal says how a second approver comes about
+    expect(body.error.message).toContain('porter tokens create --name NAME --role approver');
+    expect(guarded.store.userByName('guard.case')).toBeUndefined();
+    // and no second token takes a name that differs by case only
+    await expect(tokens.create({ name: 'wally', role: 'approver' }, made)).rejects.toMatchObject({
+      code: 'PORTER_CONFLICT',
+    });
+  });
+
+  it("a retried dry run is still its starter's: they do not apply the retry either", async () => {
+    const principal = { name: 'token:ann', role: 'approver' as const, via: 'token' as const };
+    // a group that does not exist yet: its row fails, and a retry may send it again
+    const plan = await runAs({ principal, created: [] }, () =>
+      pipeline.submit(
+        csv(['username', 'email', 'groups'], [['guard.retried', 'retried@x', 'Not Yet']]),
+        { resource: 'users', mode: 'upsert', dryRun: true, target: 'guarded' },
+      ),
+    );
+    expect((await pipeline.waitFinal(plan.id)).counts.failed).toBe(1);
+    // an operator retries it; the records are still ann's
+    const operator = { name: 'token:carl', role: 'operator' as const, via: 'token' as const };
+    const { import: retry } = await runAs({ principal: operator, created: [] }, () =>
+      retryImport(pipeline.context, plan.id),
+    );
+    expect(retry).toMatchObject({ startedBy: 'token:carl', onBehalfOf: 'token:ann' });
+    await pipeline.waitFinal(retry.id);
+    const refused = await post(ann, `/v1/imports/${retry.id}/apply`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+      'PORTER_APPROVAL_SELF',
+    );
   });
 
   it('false: whoever started a held sync may approve it', async () => {

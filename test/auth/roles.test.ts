@@ -66,6 +66,7 @@ const MISSING = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 /** A request for each state-changing route; ids name nothing, so an allowed one reaches its handler. */
 const REQUESTS: Record<string, { path: string; body?: string; type?: string }> = {
   'POST /v1/imports': { path: '/v1/imports?resource=users&mode=upsert&dryRun=true', body: upload },
+  'POST /v1/source-imports': { path: '/v1/source-imports', body: '{}', type: 'application/json' },
   'DELETE /v1/imports/:id': { path: `/v1/imports/${MISSING}` },
   'POST /v1/imports/:id/resume': { path: `/v1/imports/${MISSING}/resume` },
   'POST /v1/imports/:id/retry': { path: `/v1/imports/${MISSING}/retry` },
@@ -79,8 +80,51 @@ const REQUESTS: Record<string, { path: string; body?: string; type?: string }> =
   'DELETE /v1/schedules/:name': { path: '/v1/schedules/no-such-schedule' },
   'DELETE /v1/import-schedules/:name': { path: '/v1/import-schedules/no-such-schedule' },
   'GET /v1/audit': { path: '/v1/audit' },
+  'POST /v1/notify/channels/:name/test': { path: '/v1/notify/channels/no-such-channel/test' },
+  'GET /v1/notify/deliveries': { path: '/v1/notify/deliveries' },
+  'GET /v1/notify/deliveries/:id': { path: '/v1/notify/deliveries/no-such-delivery' },
+  'POST /v1/notify/deliveries/:id/redeliver': {
+    path: '/v1/notify/deliveries/no-such-delivery/redeliver',
+  },
   'POST /v1/session/logout': { path: '/v1/session/logout' },
   'POST /queues/logout': { path: '/queues/logout' },
+  'POST /scim/v2/:target/Users': {
+    path: '/scim/v2/default/Users',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'PUT /scim/v2/:target/Users/:id': {
+    path: '/scim/v2/default/Users/999999',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'PATCH /scim/v2/:target/Users/:id': {
+    path: '/scim/v2/default/Users/999999',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'DELETE /scim/v2/:target/Users/:id': { path: '/scim/v2/default/Users/999999' },
+  'POST /scim/v2/:target/Groups': {
+    path: '/scim/v2/default/Groups',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'PUT /scim/v2/:target/Groups/:id': {
+    path: '/scim/v2/default/Groups/999999',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'PATCH /scim/v2/:target/Groups/:id': {
+    path: '/scim/v2/default/Groups/999999',
+    body: '{}',
+    type: 'application/scim+json',
+  },
+  'DELETE /scim/v2/:target/Groups/:id': { path: '/scim/v2/default/Groups/999999' },
+  'POST /scim/v2/:target/Bulk': {
+    path: '/scim/v2/default/Bulk',
+    body: '{}',
+    type: 'application/scim+json',
+  },
 };
 
 describe('roles', () => {
@@ -123,9 +167,19 @@ describe('roles', () => {
           return;
         }
         expect(response.status).toBe(403);
-        const body = (await response.json()) as {
-          error: { code: string; message: string; details: unknown };
-        };
+        const answer = (await response.json()) as Record<string, unknown>;
+        // a SCIM route answers a SCIM error body, porter's code and message in it
+        const body = (
+          route.includes(' /scim/')
+            ? {
+                error: {
+                  code: answer.code,
+                  message: answer.detail,
+                  details: { needed: rule.role, role },
+                },
+              }
+            : answer
+        ) as { error: { code: string; message: string; details: unknown } };
         expect(body.error.code).toBe('PORTER_FORBIDDEN');
         expect(body.error.message).toContain(`needs the ${rule.role} role`);
         expect(body.error.details).toMatchObject({ needed: rule.role, role });
@@ -134,6 +188,18 @@ describe('roles', () => {
       });
     }
   }
+
+  it('HEAD needs what GET needs: HEAD /v1/audit is refused to a viewer', async () => {
+    const refused = await call(tokens.viewer!, 'HEAD', '/v1/audit');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-length')).not.toBe(
+      (await call(tokens.admin!, 'HEAD', '/v1/audit')).headers.get('content-length'),
+    );
+    expect((await call(tokens.admin!, 'HEAD', '/v1/audit')).status).toBe(200);
+    for (const [route, rule] of listedRoutes()) {
+      if (route.startsWith('GET ')) expect(routeRule('HEAD', route.slice(4))).toEqual(rule);
+    }
+  });
 
   it('an import records the principal that started it', async () => {
     const response = await call(

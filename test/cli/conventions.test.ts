@@ -101,14 +101,14 @@ describe('the same flags on every command', () => {
 
     const undoReport = join(dir, 'undo.json');
     const refused = await runPorter(
-      ['undo', applied.stdout.trim(), '--report', report, '--format', 'json'],
+      ['undo', applied.stdout.trim(), '--yes', '--report', report, '--format', 'json'],
       env,
     );
     expect(refused.code).toBe(64);
     expect(refused.stderr).toContain('exists; pass --force to overwrite it');
     expect(refused.stdout).toBe('');
     const undone = await runPorter(
-      ['undo', applied.stdout.trim(), '--report', undoReport, '--format', 'json'],
+      ['undo', applied.stdout.trim(), '--yes', '--report', undoReport, '--format', 'json'],
       env,
     );
     expect(undone.code, undone.stderr).toBe(0);

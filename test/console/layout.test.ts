@@ -84,7 +84,7 @@ describe('console: layout and keyboard', () => {
     await page.getByRole('heading', { name: 'Imports', level: 1 }).waitFor();
     // the page's content has the focus after each navigation; the menu is just before it
     const focused: { text: string; outline: string }[] = [];
-    for (let step = 0; step < 8; step++) {
+    for (let step = 0; step < 9; step++) {
       await page.keyboard.press('Shift+Tab');
       focused.push(
         await page.evaluate(`(() => {
@@ -95,6 +95,7 @@ describe('console: layout and keyboard', () => {
     }
     expect(focused.map((item) => item.text)).toEqual([
       'Sign out',
+      'Notifications',
       'Audit',
       'Targets',
       'Migrations',

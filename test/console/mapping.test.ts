@@ -39,7 +39,17 @@ describe('console: a mapping with expressions', () => {
 
     await eventually(() => first.textContent()).toContain('jmuller');
     await eventually(() => preview.getByRole('row').nth(5).textContent()).toContain('skipped');
-    await eventually(() => preview.getByRole('row').nth(4).textContent()).toContain('Locked');
+    // a leaver with no account is not created
+    await eventually(() => preview.getByRole('row').nth(4).textContent()).toContain(
+      'no account on the DAM holds anchor E1004',
+    );
+    // a column no field takes, but the mapping's expressions read, says so
+    await eventually(() =>
+      page.getByLabel('Field for column Employee ID').locator('option:checked').textContent(),
+    ).toBe('(read by anchor)');
+    await eventually(() =>
+      page.getByLabel('Field for column Given Name').locator('option:checked').textContent(),
+    ).toBe('(read by username, firstName)');
 
     // an edited expression changes the preview
     const city = page.getByLabel('Expression for city');
@@ -65,17 +75,19 @@ describe('console: a mapping with expressions', () => {
     expect(saved.fields.city).toBe('$uppercase(Office)');
     expect(saved.when).toBe(mapping.when);
     expect(saved.tables).toEqual(mapping.tables);
+    expect(saved).toMatchObject({ anchor: '`Employee ID`', join: 'email' });
 
     await page.getByRole('button', { name: 'Start import' }).click();
     await page.waitForURL(/#\/imports\/(?!new$)[^/]+$/);
     const importId = decodeURIComponent(page.url().split('#/imports/')[1]!);
     const info = await harness.pipeline.waitFinal(importId);
-    expect(info.counts).toMatchObject({ succeeded: 5, skipped: 1, failed: 0 });
+    expect(info.counts).toMatchObject({ succeeded: 5, skipped: 2, failed: 0 });
     const client = harness.pipeline.context.createAdminClient();
     try {
       const users = new Map((await client.listUsers()).map((user) => [user.username, user]));
       expect(users.get('jmuller')).toMatchObject({ city: 'ZÜRICH', status: 'Active' });
-      expect(users.get('snowak')).toMatchObject({ status: 'Locked' });
+      expect(users.has('snowak')).toBe(false);
+      expect(users.get('aoneil')).toMatchObject({ substitutionMap: { porterAnchor: 'E1007' } });
       expect(users.has('mgarcia') && users.has('maria.garcia')).toBe(true);
     } finally {
       await client.close();

@@ -33,7 +33,7 @@ describe('console: why records were not processed', () => {
     await signIn(page, harness.baseUrl);
     await page.goto(`${harness.baseUrl}/console/#/imports/${encodeURIComponent(info.id)}`);
     await eventually(() => page.locator('.summary .why-list').textContent()).toBe(
-      `12 unprocessed: PORTER_BATCH_ABANDONED not sent: cannot reach the admin server at ${url} (ECONNREFUSED)`,
+      `12 unprocessed: PORTER_TARGET_UNREACHABLE not sent: cannot reach the admin server at ${url} (ECONNREFUSED)`,
     );
     const table = page.getByRole('table', { name: 'Failed and unprocessed records' });
     await eventually(() => table.getByRole('row').count()).toBe(13);

@@ -57,10 +57,10 @@ describe('the summary says why records were not processed', () => {
       ['import', await twelveUsers(), '--resource', 'users', '--mode', 'upsert', '--wait'],
       env,
     );
-    expect(run.code, run.stderr).toBe(2);
+    expect(run.code, run.stderr).toBe(69);
     expect(run.stderr).toContain('12 unprocessed');
     expect(lastLine(run.stderr)).toBe(
-      `12 unprocessed: not sent: cannot reach the admin server at ${url} (ECONNREFUSED) [PORTER_BATCH_ABANDONED]`,
+      `12 unprocessed: not sent: cannot reach the admin server at ${url} (ECONNREFUSED) [PORTER_TARGET_UNREACHABLE]`,
     );
     const id = run.stdout.trim();
     const shown = await runPorter(['status', id], env);
@@ -75,7 +75,7 @@ describe('the summary says why records were not processed', () => {
       expect((answer.json() as ImportInfo).problems).toEqual([
         {
           status: 'unprocessed',
-          code: 'PORTER_BATCH_ABANDONED',
+          code: 'PORTER_TARGET_UNREACHABLE',
           count: 12,
           message: `not sent: cannot reach the admin server at ${url} (ECONNREFUSED)`,
         },
@@ -99,9 +99,9 @@ describe('the summary says why records were not processed', () => {
       ['import', await twelveUsers(), '--resource', 'users', '--mode', 'upsert', '--wait'],
       env,
     );
-    expect(run.code, run.stderr).toBe(2);
+    expect(run.code, run.stderr).toBe(69);
     expect(lastLine(run.stderr)).toMatch(
-      /^12 unprocessed: not sent: the admin server refused porter's credentials \(HTTP 401 on \w+ \S+\): .* \[PORTER_BATCH_ABANDONED\]$/,
+      /^12 unprocessed: not sent: the admin server refused porter's credentials \(HTTP 401 on \w+ \S+\): .* \[PORTER_TARGET_UNREACHABLE\]$/,
     );
     expect(run.stderr).not.toContain('wrong-password');
   });

@@ -14,7 +14,7 @@ import {
   type RunningSandbox,
   type SandboxOptions,
 } from '../../src/sandbox/server.js';
-import { silentLogger } from '../../src/util/logger.js';
+import { silentLogger, type Logger } from '../../src/util/logger.js';
 import type { PorterMetrics } from '../../src/metrics/metrics.js';
 import { deletePrefix, freshPrefix, testRedisUrl, waitFor } from './redis.js';
 
@@ -52,6 +52,8 @@ export interface PipelineOptions {
   redisUrl?: string;
   /** Where the context reports admin calls, records and batches. */
   metrics?: PorterMetrics;
+  /** Where the context logs. @defaultValue nowhere */
+  logger?: Logger;
 }
 
 export async function startPipeline(options: PipelineOptions = {}): Promise<Pipeline> {
@@ -66,7 +68,7 @@ export async function startPipeline(options: PipelineOptions = {}): Promise<Pipe
     ...options.env,
   });
   const context = await createPorterContext(env, {
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     metrics: options.metrics,
   });
   const started: RunningWorkers[] = [];

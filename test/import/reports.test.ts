@@ -102,4 +102,37 @@ describe('re-uploading a fixed report', () => {
       .listUsers({ username: 'reupload.person' });
     expect(person?.firstName).toBe('-dash-name');
   });
+
+  it.each(['json', 'ndjson'] as const)(
+    "a %s upload: the CSV report shows every record's keys, not only the first record's",
+    async (format) => {
+      const records = [
+        { username: `first.${format}`, email: 'first@x' },
+        { username: `second.${format}`, firstName: 'Second' },
+        { username: `third.${format}`, email: 'bad', position: 'Clerk' },
+      ];
+      const upload =
+        format === 'json'
+          ? JSON.stringify(records)
+          : records.map((record) => JSON.stringify(record)).join('\n');
+      const { info } = await pipeline.run(
+        upload,
+        { resource: 'users', mode: 'upsert' },
+        { format },
+      );
+      const out = new PassThrough();
+      const done = text(out);
+      await writeReport(pipeline.context, info.id, out, { format: 'csv' });
+      out.end();
+      const rows = parse(await done, { columns: true }) as Record<string, string>[];
+      expect(Object.keys(rows[0]!)).toEqual(
+        expect.arrayContaining(['username', 'email', 'firstName', 'position']),
+      );
+      expect(rows.map((row) => [row.username, row.email, row.firstName, row.position])).toEqual([
+        [`first.${format}`, 'first@x', '', ''],
+        [`second.${format}`, '', 'Second', ''],
+        [`third.${format}`, 'bad', '', 'Clerk'],
+      ]);
+    },
+  );
 });

@@ -38,6 +38,45 @@ describe('JSON records lose nothing silently', () => {
     expect(invalid.value).toBe('9007199254740993');
   });
 
+  it.each([
+    ['1e400', /1e400 is too large for a JSON number \(it would become Infinity\)/],
+    ['1e-400', /1e-400 is too small for a JSON number \(it would become 0\)/],
+    ['9007199254740993.0', /9007199254740993\.0 has more digits than a JSON number keeps/],
+    [
+      '0.1000000000000000000001',
+      /has more digits than a JSON number keeps \(it would become 0\.1\)/,
+    ],
+  ])('fails a record whose number %s a double cannot keep exactly', async (written, reason) => {
+    for (const format of ['json', 'ndjson'] as const) {
+      const text = `{"username":"alice","substitutionMap":{"n":${written}}}`;
+      const items = await ingestItems(format === 'json' ? `[${text}]` : `${text}\n`, { format });
+      expect(items[0]).toMatchObject({ kind: 'invalid', field: 'substitutionMap' });
+      const invalid = items[0] as Invalid;
+      expect(invalid.error).toMatch(/^row 1: "substitutionMap\.n": /);
+      expect(invalid.error).toMatch(reason);
+      expect((invalid.input.substitutionMap as { n: unknown }).n).toBe(written);
+    }
+  });
+
+  it('fails a CSV substitutionMap cell holding such a number, and a CSV integer beyond 2^53', async () => {
+    const items = await ingestItems(
+      'username,substitutionMap,userId\nalice,"{""n"":1e400}",\nbob,,9007199254740993\n',
+      { mode: 'update' },
+    );
+    expect(items[0]).toMatchObject({ kind: 'invalid', field: 'substitutionMap' });
+    expect((items[0] as Invalid).error).toMatch(/1e400 is too large for a JSON number/);
+    expect(items[1]).toMatchObject({ kind: 'invalid', field: 'userId' });
+    expect((items[1] as Invalid).error).toMatch(/"9007199254740993" is not an integer/);
+  });
+
+  it('keeps numbers a double keeps exactly, however they are written', () => {
+    expect(parseJsonText('[0.1,1e21,-0.0,0e-400,1.50,2.5E-3,0.30000000000000004,1e308]')).toEqual({
+      value: [0.1, 1e21, -0, 0, 1.5, 0.0025, 0.30000000000000004, 1e308],
+      problems: [],
+      moreProblems: 0,
+    });
+  });
+
   it('keeps safe integers and other numbers as numbers', () => {
     expect(parseJsonText('[9007199254740991,-12,1.5,1e3,0]')).toEqual({
       value: [9007199254740991, -12, 1.5, 1000, 0],

@@ -131,6 +131,21 @@ describe('mapping expressions', () => {
     });
   });
 
+  it("$unique's refusal names the first few candidates and counts the rest", async () => {
+    const candidates = Array.from({ length: 10_000 }, (_, index) => `name${index}`);
+    const directory = candidates.map((username) => ({ username }));
+    const [item] = await items(
+      'Given Name\nAnn\n',
+      { fields: { username: `$unique([${candidates.map((name) => `'${name}'`).join(',')}])` } },
+      directory,
+    );
+    const error = (outcome(item!) as { error: string }).error;
+    expect(error).toContain(
+      'every candidate is taken (name0, name1, name2, name3, name4, and 9995 more)',
+    );
+    expect(error.length).toBeLessThan(300);
+  });
+
   it('a syntax error is refused with its field, expression and position', () => {
     const error = refusal({ fields: { username: '$lowercase(`Given Name`' } });
     expect(error.code).toBe('PORTER_MAPPING_INVALID');

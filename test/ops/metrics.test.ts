@@ -81,7 +81,18 @@ describe('/metrics', () => {
     pipeline.startWorkers();
     const info = await pipeline.waitFinal(submitted.id);
     expect(info.counts).toMatchObject({ succeeded: 2, failed: 1 });
-    const text = await scrape();
+    // the import is settled when its batch's results are stored; the worker counts them and the
+    // batch just after, so the scrape waits for those counts rather than for time
+    const text = await waitFor(
+      async () => {
+        const scraped = await scrape();
+        return total(scraped, 'porter_records_total', { resource: 'users' }) === 3 &&
+          total(scraped, 'porter_batch_duration_seconds_count', { outcome: 'done' }) >= 1
+          ? scraped
+          : undefined;
+      },
+      { what: 'the records and the batch of the import to be counted' },
+    );
 
     const users = { resource: 'users' };
     expect(
@@ -148,8 +159,18 @@ describe('/metrics', () => {
     } finally {
       pipeline.sandbox.setFaults({ maxRecords: 0 });
     }
-    const after = await scrape();
     const users = { resource: 'users' };
+    // splits and reconcile reads are counted when the batch ends, just after the import settles
+    const after = await waitFor(
+      async () => {
+        const scraped = await scrape();
+        return total(scraped, 'porter_batch_duration_seconds_count', users) >
+          total(before, 'porter_batch_duration_seconds_count', users)
+          ? scraped
+          : undefined;
+      },
+      { what: 'the batch to be counted' },
+    );
     expect(total(after, 'porter_splits_total', users)).toBeGreaterThan(
       total(before, 'porter_splits_total', users),
     );

@@ -5,7 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/http/build-app.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { createPorterContext } from '../../src/app/context.js';
+import { loadEnv } from '../../src/config/env.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { deletePrefix, freshPrefix, testRedisUrl } from '../helpers/redis.js';
 
 const TOKEN = 'queues-token-0123456789';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -90,5 +95,45 @@ describe('/queues', () => {
       headers: auth,
     });
     expect(response.status).toBe(405);
+  });
+
+  it('answers a failure with a reference, never its message; the API log has the message', async () => {
+    const lines: string[] = [];
+    const log = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const prefix = freshPrefix('queues-failure');
+    const env = loadEnv({ REDIS_URL: testRedisUrl(), PORTER_PREFIX: prefix });
+    const context = await createPorterContext(env, { logger: pino({ level: 'error' }, log) });
+    const failing = await buildApiApp({ context, token: TOKEN });
+    try {
+      // a waiting job whose data is not JSON: bull-board's read of the queue throws on it
+      const queueKey = `${prefix}:{import-batches}:import-batches`;
+      await context.redis.hset(`${queueKey}:broken`, {
+        name: 'batch',
+        data: '{not json',
+        opts: '{}',
+        timestamp: String(Date.now()),
+      });
+      await context.redis.lpush(`${queueKey}:wait`, 'broken');
+      const answer = await failing.inject({
+        method: 'GET',
+        url: '/queues/api/queues?activeQueue=import-batches&status=waiting&page=1',
+        headers: auth,
+      });
+      expect(answer.statusCode).toBe(500);
+      const body = answer.json<{ message: string; reference: string }>();
+      expect(answer.body).not.toMatch(/JSON|not json|position|at .*\.js/);
+      expect(body.message).toContain(body.reference);
+      const logged = lines.find((line) => line.includes(body.reference));
+      expect(logged).toMatch(/JSON/);
+    } finally {
+      await failing.close();
+      await context.close().catch(() => {});
+      await deletePrefix(testRedisUrl(), prefix);
+    }
   });
 });

@@ -23,6 +23,8 @@ function meets(version: Version, comparator: string): boolean {
   const match = /^(\^|~|>=|<=|>|<|=)?(.+)$/.exec(comparator);
   if (!match) throw new Error(`unread comparator "${comparator}"`);
   const [, op = '', text] = match;
+  // "*" or "x": any version
+  if (op === '' && /^[*xX]$/.test(text!)) return true;
   const { version: bound, given } = parseVersion(text!);
   const order = compare(version, bound);
   switch (op) {

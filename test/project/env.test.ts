@@ -5,8 +5,9 @@ import { envSchema, loadEnv } from '../../src/config/env.js';
 describe('configuration from the environment', () => {
   it('has working defaults: the sandbox on 127.0.0.1:8080 and a local Redis', () => {
     const env = loadEnv({});
+    // unset: the target `default` is the sandbox on 127.0.0.1:8080 (src/targets/targets.ts)
+    expect(env.ADMIN_BASE_URL).toBeUndefined();
     expect(env).toMatchObject({
-      ADMIN_BASE_URL: 'http://127.0.0.1:8080',
       REDIS_URL: 'redis://127.0.0.1:6379',
       PORTER_PREFIX: 'porter',
       PORTER_MAX_UPLOAD_BYTES: 200 * 1024 * 1024,

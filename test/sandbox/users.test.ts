@@ -182,6 +182,28 @@ describe('userManager', () => {
     expect(store.users().map((user) => user.username)).toEqual(['ada', 'alan']);
   });
 
+  it('4.3 PUT "A record with userId updates the existing user by overwriting it": a new username renames it in place, groups and memberships kept', async () => {
+    const { client } = current();
+    const [team] = await client.postGroups([{ name: 'Sales' }]);
+    const [kim] = await client.postUsers([
+      { username: 'kim', groups: [team!.id!], substitutionMap: { porterAnchor: 'K1' } },
+    ]);
+    const [renamed] = await client.putUsers([
+      {
+        userId: kim!.userId,
+        username: 'kim.lee',
+        groups: [team!.id!],
+        substitutionMap: { porterAnchor: 'K1' },
+      },
+    ]);
+    expect(renamed).toMatchObject({ userId: kim!.userId, username: 'kim.lee', groups: [team!.id] });
+    expect(await client.listUsers({ username: 'kim' })).toEqual([]);
+    expect(await client.listUsers({ username: 'kim.lee' })).toMatchObject([
+      { userId: kim!.userId, substitutionMap: { porterAnchor: 'K1' } },
+    ]);
+    expect((await client.listGroups({ name: 'Sales' }))[0]?.users).toEqual([kim!.userId]);
+  });
+
   it('a rename frees the old username for a later record of the same request', async () => {
     const { client, store } = current();
     const [ada] = await client.postUsers([{ username: 'ada' }]);

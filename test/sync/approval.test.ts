@@ -23,6 +23,7 @@ import {
   status,
   syncChildEnv,
   writes,
+  approverEnv,
 } from './sync-fixture.js';
 
 const TOKEN = 'approval-test-token-0123456789abcdef';
@@ -31,6 +32,7 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 let pipeline: Pipeline;
 let app: FastifyInstance;
 let env: Record<string, string>;
+let reviewer: Record<string, string>;
 let dir: string;
 
 /** `count` users named prefix.000…, all active. */
@@ -63,6 +65,7 @@ async function heldSync(prefix: string, dryRun = false): Promise<ImportInfo> {
 beforeAll(async () => {
   pipeline = await startSyncPipeline();
   env = syncChildEnv(pipeline);
+  reviewer = await approverEnv(pipeline, 'reviewer');
   dir = await mkdtemp(join(tmpdir(), 'porter-approval-'));
   app = await buildApiApp({ context: pipeline.context, token: TOKEN });
 });
@@ -90,6 +93,10 @@ describe('HTTP: what an approval approves', () => {
     expect(preview.firstRemovals).toHaveLength(20);
     expect(preview.firstRemovals.every((record) => record.action === 'lock')).toBe(true);
     expect(preview.firstRemovals[0]).toMatchObject({ key: 'ha.171', serverOnly: true });
+    expect(preview.target).toEqual({
+      name: 'default',
+      url: pipeline.sandbox.url.replace(/\/$/, ''),
+    });
 
     // a held sync is not a dry run: there is nothing to apply
     const apply = await app.inject({
@@ -176,10 +183,11 @@ describe('CLI: porter approve and porter apply say what they write and ask', () 
     expect(run.stderr).toMatch(/ {2}lock {3}hd\.171 \(only on the server\)/);
     expect(run.stderr).toContain(`… and 49 more: porter report ${held.id} --status planned`);
     expect(run.stderr).toContain(`porter approve ${held.id} --yes`);
+    expect(run.stderr).toContain(`to target default (${pipeline.sandbox.url})`);
     expect((await pipeline.context.store.get(held.id))?.state).toBe('held');
     expect(writes(pipeline)).toBe(before);
 
-    const approved = await runPorter(['approve', held.id, '--yes', '--wait'], env);
+    const approved = await runPorter(['approve', held.id, '--yes', '--wait'], reviewer);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stderr).toContain('writes: lock 59, update 171');
     expect(status(pipeline, 'hd.200')).toBe('Locked');
@@ -203,7 +211,7 @@ describe('CLI: porter approve and porter apply say what they write and ask', () 
       const output = new PassThrough();
       let text = '';
       output.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      const asked = confirmPlan(preview, false, { input, output });
+      const asked = confirmPlan(preview, { yes: false }, { input, output });
       input.write(`${answer}\n`);
       const error = await asked.then(
         () => undefined,
@@ -212,7 +220,10 @@ describe('CLI: porter approve and porter apply say what they write and ask', () 
       return { text, error };
     };
     const no = await ask('n');
-    expect(no.text).toContain('approve and write lock 59, update 171? [y/N]');
+    // the question names the target, by name and address, before the counts
+    expect(no.text).toContain(
+      `Approve held sync ${held.id}: write its plan to target default (${pipeline.sandbox.url})? It writes lock 59, update 171 [y/N]`,
+    );
     expect(no.error).toMatchObject({ code: 'PORTER_USAGE' });
     const enter = await ask('');
     expect(enter.error).toMatchObject({ code: 'PORTER_USAGE' });
@@ -234,11 +245,8 @@ describe('CLI: porter approve and porter apply say what they write and ask', () 
     );
     expect(sync.code, sync.stderr).toBe(3);
     const id = sync.stdout.trim();
-    // four eyes: another shell user approves what this one started
-    const approved = await runPorter(['approve', id, '--yes', '--wait'], {
-      ...env,
-      PORTER_CLI_USER: 'reviewer',
-    });
+    // four eyes: another person approves what this one started, with an approver's token
+    const approved = await runPorter(['approve', id, '--yes', '--wait'], reviewer);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stderr).toContain('writes: lock 2');
     expect(status(pipeline, 'hg.002')).toBe('Locked');

@@ -7,6 +7,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { securityOf } from '../../src/app/security.js';
 import { runPorter } from '../helpers/porter-cli.js';
 import { csv, type Pipeline } from '../helpers/pipeline.js';
 import { seedUsers, startSyncPipeline, status, syncChildEnv, writes } from './sync-fixture.js';
@@ -98,15 +99,44 @@ describe('porter sync exit codes', () => {
     expect(shown.stdout).toContain('held');
     expect(shown.stdout).toContain('planned: 1 unchanged, 3 lock');
 
-    // four eyes: the shell user who started it cannot approve it
+    // four eyes: the shell user who started it cannot approve it, and naming another shell
+    // user is no second pair of eyes: the refusal says how to get one
     const self = await runPorter(['approve', id, '--wait', '--yes'], env);
     expect(self.code).toBe(77);
     expect(self.stderr).toContain('[PORTER_APPROVAL_SELF]');
-    const reviewer = { ...env, PORTER_CLI_USER: 'reviewer' };
-    const approved = await runPorter(['approve', id, '--wait', '--yes'], reviewer);
+    const renamed = await runPorter(['approve', id, '--wait', '--yes'], {
+      ...env,
+      PORTER_CLI_USER: 'reviewer',
+    });
+    expect(renamed.code, renamed.stderr).toBe(77);
+    expect(renamed.stderr).toContain('[PORTER_APPROVAL_SELF]');
+    expect(renamed.stderr).toContain('--token');
+    expect(renamed.stderr).toContain('porter tokens create --name NAME --role approver');
+    expect((await pipeline.context.store.get(id))?.state).toBe('held');
+    expect(status(pipeline, 'c.three')).toBe('Active');
+
+    // a token is checked as the API checks it: a wrong one, or one of too small a role, is refused
+    const wrong = await runPorter(
+      ['approve', id, '--yes', '--token', `porter_${'0'.repeat(16)}_${'x'.repeat(43)}`],
+      env,
+    );
+    expect(wrong.code, wrong.stderr).toBe(77);
+    expect(wrong.stderr).toContain('[PORTER_UNAUTHORIZED]');
+    const { tokens } = securityOf(pipeline.context);
+    const made = { at: new Date().toISOString(), actionId: 'made', who: { name: 'test' } };
+    const viewer = (await tokens.create({ name: 'cli-viewer', role: 'viewer' }, made)).token;
+    const small = await runPorter(['approve', id, '--yes'], { ...env, PORTER_TOKEN: viewer });
+    expect(small.code, small.stderr).toBe(77);
+    expect(small.stderr).toContain('needs the approver role');
+    expect((await pipeline.context.store.get(id))?.state).toBe('held');
+
+    // an approver's token passes, and the approval names it
+    const reviewer = (await tokens.create({ name: 'reviewer', role: 'approver' }, made)).token;
+    const approved = await runPorter(['approve', id, '--wait', '--yes', '--token', reviewer], env);
     expect(approved.code, approved.stderr).toBe(0);
     expect(status(pipeline, 'c.three')).toBe('Locked');
-    const twice = await runPorter(['approve', id, '--yes'], reviewer);
+    expect((await pipeline.context.store.get(id))?.approval?.by).toBe('token:reviewer');
+    const twice = await runPorter(['approve', id, '--yes'], { ...env, PORTER_TOKEN: reviewer });
     expect(twice.code).toBe(65);
   });
 

@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runPorter } from '../helpers/porter-cli.js';
 import { csv, type Pipeline } from '../helpers/pipeline.js';
-import { seedUsers, startSyncPipeline, status, syncChildEnv, writes } from './sync-fixture.js';
+import {
+  approverEnv,
+  seedUsers,
+  startSyncPipeline,
+  status,
+  syncChildEnv,
+  writes,
+} from './sync-fixture.js';
 
 let pipeline: Pipeline;
 let dir: string;
@@ -47,11 +54,11 @@ async function heldSync(prefix: string): Promise<string> {
 describe('a held sync, approved, then undone by its own id', () => {
   it('status, undo and list follow the held id to the import that wrote it', async () => {
     const held = await heldSync('h');
-    // four eyes: another shell user approves what this one started
-    const approved = await runPorter(['approve', held, '--yes', '--wait'], {
-      ...env,
-      PORTER_CLI_USER: 'reviewer',
-    });
+    // four eyes: another person approves what this one started, with an approver's token
+    const approved = await runPorter(
+      ['approve', held, '--yes', '--wait'],
+      await approverEnv(pipeline, 'reviewer'),
+    );
     expect(approved.code, approved.stderr).toBe(0);
     const writer = approved.stdout.trim();
     expect(status(pipeline, 'h.one')).toBe('Locked');
@@ -71,7 +78,7 @@ describe('a held sync, approved, then undone by its own id', () => {
     expect(info).toMatchObject({ writtenBy: writer, approvedAt: expect.any(String) });
 
     // undo with the id the operator has: the import that wrote is undone
-    const undone = await runPorter(['undo', held, '--wait'], env);
+    const undone = await runPorter(['undo', held, '--wait', '--yes'], env);
     expect(undone.code, undone.stderr).toBe(0);
     const undoId = undone.stdout.trim();
     expect(undone.stderr).toContain(`${held} was approved and written by import ${writer}`);

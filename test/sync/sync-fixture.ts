@@ -6,22 +6,41 @@ import type {
   RecordResult,
   SyncOptions,
 } from '../../src/model/import.js';
+import { securityOf } from '../../src/app/security.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 
 /** The account porter signs in as in these tests (ADMIN_USER). */
 export const SELF = 'svc.porter';
 const PASSWORD = 'sync-test-password-0123456789';
 
-export async function startSyncPipeline(seed?: { users?: number }): Promise<Pipeline> {
+export async function startSyncPipeline(
+  seed?: { users?: number },
+  env: Record<string, string> = {},
+): Promise<Pipeline> {
   return startPipeline({
     sandbox: { user: SELF, password: PASSWORD, seed },
-    env: { ADMIN_USER: SELF, ADMIN_PASSWORD: PASSWORD },
+    env: { ...env, ADMIN_USER: SELF, ADMIN_PASSWORD: PASSWORD },
   });
 }
 
 /** What a `porter` child process needs, credentials included. */
 export function syncChildEnv(pipeline: Pipeline): Record<string, string> {
   return { ...pipeline.childEnv(), ADMIN_USER: SELF, ADMIN_PASSWORD: PASSWORD };
+}
+
+/**
+ * An approver's token, made here, as a `porter` child process is given it (PORTER_TOKEN): the
+ * command line passes four eyes only as a token's principal.
+ */
+export async function approverEnv(
+  pipeline: Pipeline,
+  name: string,
+): Promise<Record<string, string>> {
+  const { token } = await securityOf(pipeline.context).tokens.create(
+    { name, role: 'approver' },
+    { at: new Date().toISOString(), actionId: `make-${name}`, who: { name: 'test' } },
+  );
+  return { ...syncChildEnv(pipeline), PORTER_TOKEN: token };
 }
 
 /** Writes (PUT, POST, DELETE) the sandbox has answered so far. */

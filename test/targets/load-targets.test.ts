@@ -60,7 +60,7 @@ describe('the targets file', () => {
   });
 
   it('refuses unknown fields, bad names and files that are not JSON', async () => {
-    expect(() => load(`${dir}/missing.json`)).toThrow(/cannot be read/);
+    expect(() => load(`${dir}/missing.json`)).toThrow(/does not exist/);
     const notJson = await targetsFile('{nope', 'bad.json');
     expect(() => load(notJson)).toThrow(/is not valid JSON/);
     const typo = await targetsFile(
@@ -125,7 +125,7 @@ describe('fingerprints and the job rules', () => {
       { ro: { url: 'https://ro.example', readOnly: true } },
       'readonly.json',
     );
-    const targets = load(file);
+    const targets = load(file, { ADMIN_BASE_URL: 'http://127.0.0.1:8080' });
     expect(() => bindTarget(targets, { target: 'nope' }, { writes: true })).toThrow(
       expect.objectContaining({ code: 'PORTER_TARGET_UNKNOWN' }),
     );
@@ -143,5 +143,9 @@ describe('fingerprints and the job rules', () => {
     );
     // a job from before targets existed means `default`, unchecked
     expect(jobTarget(targets, {}).name).toBe('default');
+    // and where there is no `default`, it is refused, never sent elsewhere
+    expect(() => jobTarget(load(file), {})).toThrow(
+      expect.objectContaining({ code: 'PORTER_TARGET_UNKNOWN' }),
+    );
   });
 });

@@ -27,7 +27,7 @@ async function undo(
   id: string,
   ...flags: string[]
 ): Promise<{ cli: CliResult; info: ImportInfo; results: RecordResult[] }> {
-  const cli = await runPorter(['undo', id, '--wait', ...flags], env);
+  const cli = await runPorter(['undo', id, '--wait', '--yes', ...flags], env);
   const undoId = cli.stdout.trim();
   expect(undoId, cli.stderr).toMatch(/^\S+$/);
   const info = (await pipeline.context.store.get(undoId))!;

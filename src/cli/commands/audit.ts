@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { securityOf } from '../../app/security.js';
 import type { AuditEvent } from '../../audit/audit-event.js';
+import { describeResult } from '../../audit/outcome.js';
 import { parseSince } from '../../audit/since.js';
 import { positiveInteger } from '../options.js';
 import { withContext } from '../with-context.js';
@@ -14,11 +15,7 @@ export function describeEvent(event: AuditEvent): string {
         `${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
     )
     .join(' ');
-  const result = event.result
-    ? event.result.ok
-      ? 'ok'
-      : `refused/failed ${event.result.code ?? event.result.status ?? ''}`.trim()
-    : 'intent';
+  const result = describeResult(event);
   const from = event.from?.address ? ` from ${event.from.address}` : '';
   return `${event.at}  ${event.who.name}${from}  ${event.action}  ${result}  ${what}`;
 }
@@ -31,7 +28,7 @@ export function registerAuditCommand(program: Command): void {
     .option('--who <name>', 'only events of principals whose name contains this')
     .option('--action <action>', 'only events of this action (a prefix: import. takes them all)')
     .option('--limit <n>', 'at most this many, newest first', positiveInteger('--limit'), 200)
-    .option('--json', 'print the events as JSON lines')
+    .option('--json', 'print the events as a JSON array, as GET /v1/audit answers them')
     .action(
       async (options: {
         since?: string;
@@ -48,8 +45,8 @@ export function registerAuditCommand(program: Command): void {
             action: options.action,
             limit: options.limit,
           });
-          for (const event of events)
-            console.log(options.json ? JSON.stringify(event) : describeEvent(event));
+          if (options.json) console.log(JSON.stringify(events, null, 2));
+          else for (const event of events) console.log(describeEvent(event));
         });
       },
     );

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { bundleDiffSource, diffDirectories, liveDiffSource } from '../../app/diff.js';
+import { bundleDiffSource, diffDirectories, diffRows, liveDiffSource } from '../../app/diff.js';
 import { RESOURCE_NAMES } from '../../admin/resources.js';
-import type { DiffResult } from '../../diff/run-diff.js';
+import type { DiffResult, DiffRow } from '../../diff/run-diff.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { checkInputFile, checkOutputFilesIn } from '../paths.js';
 
@@ -20,6 +20,11 @@ interface DiffCommandOptions {
 }
 
 /** The counts per resource, as a small table. */
+/** One difference on one line: resource, key, field, then A → B. */
+export function diffLine(row: DiffRow): string {
+  return `${row.resource}  ${row.key}  ${row.field}: ${row.a === '' ? '(none)' : row.a} → ${row.b === '' ? '(none)' : row.b}`;
+}
+
 export function diffTable(result: DiffResult): string {
   const lines = [
     `${'resource'.padEnd(9)} ${'only in A'.padStart(10)} ${'only in B'.padStart(10)} ${'different'.padStart(10)} ${'equal'.padStart(10)}`,
@@ -44,9 +49,12 @@ export function registerDiffCommand(program: Command): void {
     .option('--from <target>', 'side A: this target, read live in bulk', targetOption('--from'))
     .option('--to <target>', 'side B: this target, read live in bulk', targetOption('--to'))
     .option('--live', 'side B: the target `default` (the same as --to default)')
-    .option('--out <dir>', 'where diff.csv and diff.json go', 'porter-diff')
+    .option(
+      '--out <dir>',
+      'write diff.csv and diff.json into this directory (without it the differences are printed)',
+    )
     .option('--force', 'overwrite diff.csv and diff.json when the --out directory holds them')
-    .option('--json', 'print the counts as JSON')
+    .option('--json', 'print the counts (and, without --out, the differences) as JSON')
     .action(
       async (
         first: string | undefined,
@@ -70,13 +78,42 @@ export function registerDiffCommand(program: Command): void {
         }
         if (a !== undefined) await checkInputFile(a, 'bundle A');
         if (b !== undefined) await checkInputFile(b, 'bundle B');
-        const out = options.out ?? 'porter-diff';
+        const out = options.out;
+        if (out === undefined && options.force === true) {
+          throw new PorterError(
+            'PORTER_USAGE',
+            '--force goes with --out: nothing is written without it',
+          );
+        }
         // a diff of earlier is never overwritten unasked
-        await checkOutputFilesIn(out, DIFF_FILES, '--out', options.force === true);
+        if (out !== undefined) {
+          await checkOutputFilesIn(out, DIFF_FILES, '--out', options.force === true);
+        }
         await withContext(async (context) => {
           const sideA =
             a !== undefined ? bundleDiffSource(a) : liveDiffSource(context, options.from);
           const sideB = b !== undefined ? bundleDiffSource(b) : liveDiffSource(context, to);
+          if (out === undefined) {
+            // nothing written: the comparison is printed, each difference as it is found
+            // JSON streams too: the differences as found, then the counts
+            if (options.json) process.stdout.write('{"differences": [');
+            let first = true;
+            const result = await diffRows(context, sideA, sideB, (row) => {
+              if (!options.json) return console.log(diffLine(row));
+              process.stdout.write(`${first ? '\n' : ',\n'}  ${JSON.stringify(row)}`);
+              first = false;
+            });
+            if (options.json) {
+              process.stdout.write(
+                `${first ? '' : '\n'}], "counts": ${JSON.stringify(result.counts)}}\n`,
+              );
+            } else {
+              console.log(diffTable(result));
+            }
+            console.error(result.equal ? 'equal' : `${result.rows} differences`);
+            process.exitCode = result.equal ? 0 : 2;
+            return;
+          }
           const result = await diffDirectories(context, sideA, sideB, out);
           if (options.json) console.log(JSON.stringify(result.counts, null, 2));
           else console.log(diffTable(result));

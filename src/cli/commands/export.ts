@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { noteEnded } from '../../auth/acting.js';
 import { cliOutDir, exportWorkersRunning, requireExport, startExport } from '../../app/exports.js';
 import {
   EXPORT_FORMATS,
@@ -68,6 +69,7 @@ export function registerExportCommand(program: Command): void {
             : 'no worker is running: start one with `npx porter worker`',
       });
       console.error(summarizeExport(final));
+      noteEnded({ id: final.id, state: final.state });
       process.exitCode = final.state === 'completed' ? 0 : 1;
     });
   });

@@ -3,6 +3,9 @@ import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { startImport } from '../../app/imports.js';
+import { startSourceImport } from '../../app/source-import.js';
+import { PorterError } from '../../errors/porter-error.js';
+import { noteEnded } from '../../auth/acting.js';
 import { isPorterError } from '../../errors/porter-error.js';
 import type { ImportMode, ImportOptions } from '../../model/import.js';
 import { oneOf } from '../options.js';
@@ -24,6 +27,23 @@ export { importExitCode } from '../exit-code.js';
 export interface ImportCommandOptions extends ImportOptionValues, ReportValues {
   resource: ResourceName;
   mode: ImportMode;
+  /** Read the rows from this directory source instead of a file. */
+  source?: string;
+  /** With --source: only the entries changed since the last read, upserted. */
+  incremental?: boolean;
+}
+
+/** `--source NAME` and `--incremental`: rows read from a directory instead of a file. */
+export function addSourceOptions(command: Command): Command {
+  return command
+    .option(
+      '--source <name>',
+      'read the rows from this directory source (PORTER_SOURCES_FILE; docs/sources.md) instead of a file',
+    )
+    .option(
+      '--incremental',
+      'with --source: only the entries changed since the last read, created or updated (never locked or deleted)',
+    );
 }
 
 /**
@@ -33,6 +53,7 @@ export interface ImportCommandOptions extends ImportOptionValues, ReportValues {
 function endFailedImport(exists: boolean, error: unknown): undefined {
   if (!exists || !isPorterError(error)) throw error;
   console.error(`porter: ${error.message} [${error.code}]`);
+  noteEnded({ state: 'failed', code: error.code });
   process.exitCode = 1;
   return undefined;
 }
@@ -43,16 +64,17 @@ export function registerImportCommand(program: Command): void {
     .description(
       'Import a CSV, JSON or NDJSON file of users, groups or ACLs ("-" reads standard input)',
     )
-    .argument('<file>', 'file to import')
+    .argument('[file]', 'file to import (or --source)')
     .requiredOption(
       '--resource <resource>',
       'users, groups or acls',
       oneOf('--resource', RESOURCE_NAMES),
     );
+  addSourceOptions(base);
   addReportOptions(
     addWaitOptions(addImportOptions(base), 'import'),
     'write the per-record report to this file when the import ends',
-  ).action((file: string, options: ImportCommandOptions) => runImport(file, options));
+  ).action((file: string | undefined, options: ImportCommandOptions) => runImport(file, options));
 }
 
 /**
@@ -60,12 +82,27 @@ export function registerImportCommand(program: Command): void {
  * and sets the exit code.
  */
 export async function runImport(
-  file: string,
+  file: string | undefined,
   options: ImportCommandOptions,
   waitsByDefault = false,
 ): Promise<void> {
+  if ((file === undefined) === (options.source === undefined)) {
+    throw new PorterError('PORTER_USAGE', 'give a file or --source NAME, not both');
+  }
+  if (options.incremental && options.source === undefined) {
+    throw new PorterError('PORTER_USAGE', '--incremental goes with --source');
+  }
   // every option and path is checked before an import is stored
   willWait(options, waitsByDefault);
+  if (options.source !== undefined) return runSourceImport(options.source, options, waitsByDefault);
+  return runFileImport(file!, options, waitsByDefault);
+}
+
+async function runFileImport(
+  file: string,
+  options: ImportCommandOptions,
+  waitsByDefault: boolean,
+): Promise<void> {
   const { mapping, ...importOptions } = await checkImportArguments(file, options);
   keepHeapLean();
   const source = file === '-' ? process.stdin : createReadStream(file);
@@ -85,6 +122,44 @@ export async function runImport(
       },
     ).catch((error: unknown) => endFailedImport(exists, error));
     if (info === undefined) return;
+    await finishQueuedImport(context, info, options, {
+      waitsByDefault,
+      queuedText: `queued: ${info.total} records in ${info.batches} batches`,
+    });
+  });
+}
+
+/** Reads a directory source and submits its rows, as runImport does a file's. */
+async function runSourceImport(
+  sourceName: string,
+  options: ImportCommandOptions,
+  waitsByDefault: boolean,
+): Promise<void> {
+  const { mapping, ...importOptions } = await importOptionsFrom(options.resource, options);
+  await checkReportArguments(options, options.map ? [options.map] : []);
+  keepHeapLean();
+  await withContext(async (context) => {
+    let exists = false;
+    const info = await startSourceImport(
+      context,
+      {
+        source: sourceName,
+        options: { ...importOptions, mapping },
+        incremental: options.incremental === true,
+      },
+      (created) => {
+        exists = true;
+        console.log(created.id);
+      },
+    ).catch((error: unknown) => endFailedImport(exists, error));
+    if (info === undefined) return;
+    const read = info.options.source;
+    if (read) {
+      console.error(
+        `read ${read.entries} entries from source ${read.name} in ${read.durationMs} ms` +
+          (read.since !== undefined ? ` (changed since ${read.since})` : ''),
+      );
+    }
     await finishQueuedImport(context, info, options, {
       waitsByDefault,
       queuedText: `queued: ${info.total} records in ${info.batches} batches`,

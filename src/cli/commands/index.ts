@@ -19,9 +19,11 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   sync: async () => (await import('./sync.js')).registerSyncCommands,
   undo: async () => (await import('./undo.js')).registerUndoCommand,
   targets: async () => (await import('./targets.js')).registerTargetsCommand,
+  sources: async () => (await import('./sources.js')).registerSourcesCommand,
   map: async () => (await import('./map.js')).registerMapCommand,
   tokens: async () => (await import('./tokens.js')).registerTokensCommand,
   audit: async () => (await import('./audit.js')).registerAuditCommand,
+  notify: async () => (await import('./notify.js')).registerNotifyCommand,
 };
 
 /** The module that registers each command name (status.ts holds several). */

@@ -1,9 +1,11 @@
 /** `porter map test`: a mapping file tried on the first rows of a file, nothing stored or sent. */
+import { checkEncoding, ENCODING_OPTION_TEXT } from '../../ingest/text-encoding.js';
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import { AdminClient } from '../../admin/client.js';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
 import { loadEnv } from '../../config/env.js';
+import { checkTargetAllowed } from '../../auth/target-limits.js';
 import { usableTarget } from '../../targets/job-target.js';
 import { loadTargets } from '../../targets/targets.js';
 import { formatMapTest, testMapping } from '../../mapping/map-test.js';
@@ -19,12 +21,15 @@ interface MapTestValues {
   format: 'text' | 'json';
   delimiter?: string;
   listSeparator?: string;
+  encoding?: string;
 }
 
 /** The records of a target's resource, for `$unique`: read once, streamed, through one connection. */
 function targetDirectory(name: string, resource: ResourceName) {
   return async function* (): AsyncGenerator<Record<string, unknown>> {
     const target = usableTarget(loadTargets(loadEnv()).require(name));
+    // a token's limits hold here as in an import (`--token`, PORTER_TOKEN)
+    checkTargetAllowed(target.name);
     const client = new AdminClient({ ...target.client!, connections: 1 });
     try {
       for await (const batch of client.streamBatches(resource)) {
@@ -55,13 +60,18 @@ export function registerMapCommand(program: Command): void {
     .option('--rows <n>', 'rows to show', positiveInteger('--rows'), 20)
     .option(
       '--target <name>',
-      "read the target's names so $unique answers as the import would (today: the admin server of ADMIN_BASE_URL)",
+      "read the target's names so $unique answers as the import would (as `porter targets` lists them)",
+    )
+    .option(
+      '--token <token>',
+      "act as this API token (default: PORTER_TOKEN): --target then reads only a target the token's limits allow",
     )
     .option('--delimiter <char>', 'CSV delimiter: , ; tab or | (detected when absent)')
     .option(
       '--list-separator <char>',
       "separator of lists inside one cell (default: the mapping's, else |)",
     )
+    .option('--encoding <name>', ENCODING_OPTION_TEXT)
     .option(
       '--format <format>',
       'text or json',
@@ -83,6 +93,7 @@ export function registerMapCommand(program: Command): void {
         delimiter: values.delimiter === 'tab' ? '\t' : values.delimiter,
         // as porter import: the flag, else the mapping's, else |
         listSeparator: values.listSeparator ?? mapping.listSeparator,
+        encoding: checkEncoding(values.encoding),
         directory:
           values.target === undefined ? undefined : targetDirectory(values.target, values.resource),
       });

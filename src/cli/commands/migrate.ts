@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { noteEnded } from '../../auth/acting.js';
 import {
   describeStages,
   requireMigration,
@@ -180,6 +181,7 @@ export function registerMigrateCommand(program: Command): void {
           await writeMigrationReport(context, info.id, options.report);
           console.error(`report written to ${options.report}`);
         }
+        noteEnded({ id: final.id, state: final.state });
         process.exitCode = migrationExitCode(final);
       });
     });

@@ -32,6 +32,8 @@ import { withContext } from '../with-context.js';
 
 interface ScheduleAddOptions extends ImportOptionValues {
   import?: string;
+  source?: string;
+  incremental?: boolean;
   evenUnchanged?: boolean;
   cron: string;
   tz?: string;
@@ -67,8 +69,11 @@ export function describeImportSchedule(info: ImportScheduleInfo): string {
   const { request } = info;
   const tz = info.tz ? ` (${info.tz})` : '';
   const unchanged = request.evenUnchanged ? '  even unchanged' : '';
+  const input = request.source
+    ? `source ${request.source.name}${request.source.incremental ? ' (incremental)' : ''}`
+    : request.file;
   return (
-    `${info.name}  "${info.cron}"${tz}  import ${request.file} → ${request.options.target ?? 'default'}: ` +
+    `${info.name}  "${info.cron}"${tz}  import ${input} → ${request.options.target ?? 'default'}: ` +
     `${request.options.resource} ${request.options.mode}${unchanged}  next ${info.next ?? '-'}`
   );
 }
@@ -80,20 +85,25 @@ export function describeRun(run: ScheduleRun): string {
   return `${run.at}  ${run.outcome}${what}${note}`;
 }
 
-/** Adds an import schedule from `schedule add NAME --import FILE`. */
+/** Adds an import schedule from `schedule add NAME --import FILE` or `--source NAME`. */
 async function addImportScheduleCommand(
   name: string,
-  file: string,
+  input: { file: string } | { source: string },
   options: ScheduleAddOptions,
   command: Command,
 ): Promise<void> {
+  const flag = 'file' in input ? '--import' : '--source';
   for (const exportOnly of ['out', 'keep', 'format']) {
     if (command.getOptionValueSource(exportOnly) === 'cli') {
-      throw new PorterError(
-        'PORTER_USAGE',
-        `--${exportOnly} is for export schedules, not --import`,
-      );
+      throw new PorterError('PORTER_USAGE', `--${exportOnly} is for export schedules, not ${flag}`);
     }
+  }
+  if ('source' in input) {
+    if (options.evenUnchanged) {
+      throw new PorterError('PORTER_USAGE', '--even-unchanged goes with --import FILE');
+    }
+  } else if (options.incremental) {
+    throw new PorterError('PORTER_USAGE', '--incremental goes with --source NAME');
   }
   if (!(RESOURCE_NAMES as readonly string[]).includes(options.resource)) {
     throw new PorterError(
@@ -101,25 +111,30 @@ async function addImportScheduleCommand(
       `--resource of a scheduled import must be one of ${RESOURCE_NAMES.join(', ')}`,
     );
   }
-  // the file may be missing now (the system that writes it has not yet): only a directory is refused
-  const path = resolve(file);
-  await checkInputFile(path, '--import').catch((error: unknown) => {
-    if (error instanceof PorterError && error.code === 'PORTER_USAGE') throw error;
-  });
+  const read =
+    'file' in input
+      ? { file: await scheduledFile(input.file), evenUnchanged: options.evenUnchanged === true }
+      : { source: { name: input.source, incremental: options.incremental === true } };
   const importOptions = await importOptionsFrom(options.resource as ResourceName, options);
   await withContext(async (context) => {
     const info = await addImportSchedule(context, {
       name,
       cron: options.cron,
       tz: options.tz,
-      request: {
-        file: path,
-        options: importOptions,
-        evenUnchanged: options.evenUnchanged === true,
-      },
+      request: { ...read, options: importOptions },
     });
     console.log(describeImportSchedule(info));
   });
+}
+
+/** The absolute path of a scheduled file; it may be missing now, but not a directory. */
+async function scheduledFile(file: string): Promise<string> {
+  // the system that writes the file may not have yet: only a directory is refused
+  const path = resolve(file);
+  await checkInputFile(path, '--import').catch((error: unknown) => {
+    if (error instanceof PorterError && error.code === 'PORTER_USAGE') throw error;
+  });
+  return path;
 }
 
 /** `porter schedule add | list | remove | history`. */
@@ -131,7 +146,7 @@ export function registerScheduleCommands(program: Command): void {
   const add = schedule
     .command('add')
     .description(
-      'Create or replace a schedule: an export (runs go to OUT/NAME/<run-id>/), or with --import FILE an import of FILE as it is when the schedule fires',
+      'Create or replace a schedule: an export (runs go to OUT/NAME/<run-id>/), or with --import FILE an import of FILE as it is when the schedule fires, or with --source NAME an import of the directory source as it is then',
     )
     .argument('<name>', 'schedule name: letters, digits, "_" and "-"')
     .requiredOption('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *" (6 fields: seconds first)')
@@ -157,6 +172,14 @@ export function registerScheduleCommands(program: Command): void {
     .option(
       '--even-unchanged',
       'with --import: import the file even when its content is that of the last run',
+    )
+    .option(
+      '--source <name>',
+      'schedule an import of this directory source (PORTER_SOURCES_FILE; docs/sources.md), read whole at each run',
+    )
+    .option(
+      '--incremental',
+      'with --source: read only the entries changed since the last read, created or updated',
     );
   const exportOptions = new Set(add.options.map((option) => option.attributeName()));
   addImportOptions(add, { mode: 'optional' });
@@ -167,12 +190,21 @@ export function registerScheduleCommands(program: Command): void {
       .filter((attribute) => !exportOptions.has(attribute)),
   );
   importOnly.add('evenUnchanged');
+  importOnly.add('incremental');
   importOnly.delete('import');
+  importOnly.delete('source');
   // an export schedule reads a target too
   importOnly.delete('target');
   add.action(async (name: string, options: ScheduleAddOptions, command: Command) => {
+    if (options.import !== undefined && options.source !== undefined) {
+      throw new PorterError('PORTER_USAGE', 'give --import FILE or --source NAME, not both');
+    }
     if (options.import !== undefined) {
-      await addImportScheduleCommand(name, options.import, options, command);
+      await addImportScheduleCommand(name, { file: options.import }, options, command);
+      return;
+    }
+    if (options.source !== undefined) {
+      await addImportScheduleCommand(name, { source: options.source }, options, command);
       return;
     }
     // an import option without --import would be silently dropped: say so instead
@@ -181,7 +213,12 @@ export function registerScheduleCommands(program: Command): void {
         importOnly.has(option.attributeName()) &&
         command.getOptionValueSource(option.attributeName()) === 'cli',
     );
-    if (given) throw new PorterError('PORTER_USAGE', `${given.long} goes with --import FILE`);
+    if (given) {
+      throw new PorterError(
+        'PORTER_USAGE',
+        `${given.long} goes with --import FILE or --source NAME`,
+      );
+    }
     if (options.out !== undefined) await checkOutputDirectory(options.out, '--out');
     await withContext(async (context) => {
       const info = await addSchedule(context, {

@@ -1,3 +1,4 @@
+import type { ImportInfo } from '../../model/import.js';
 import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import {
@@ -199,6 +200,20 @@ export function registerStatusCommands(program: Command): void {
   });
 }
 
+/** Who started the import (and for whom), and who approved or applied its plan, when known. */
+export function describeWho(info: ImportInfo): string {
+  const parts: string[] = [];
+  if (info.startedBy !== undefined) {
+    const behalf = info.onBehalfOf !== undefined ? ` for ${info.onBehalfOf}` : '';
+    parts.push(`started by ${info.startedBy}${behalf}`);
+  }
+  if (info.approval !== undefined) {
+    const what = info.state === 'held' || info.sync?.held === true ? 'approved' : 'applied';
+    parts.push(`${what} by ${info.approval.by} at ${info.approval.at}`);
+  }
+  return parts.join(', ');
+}
+
 /** What `porter status` says of an import: its closing lines, with progress, lookup and calls. */
 async function statusLines(
   context: PorterContext,
@@ -211,6 +226,7 @@ async function statusLines(
   const lines = [
     summarize(info),
     describeTarget(info.options),
+    describeWho(info),
     `${info.progress.percent}% done, ${info.progress.ratePerSecond} records/s${eta}`,
     describeActions(info),
     info.lookup ? describeLookup(info.lookup) : '',

@@ -5,7 +5,7 @@ import { addImportOptions } from '../import-options.js';
 import { oneOf } from '../options.js';
 import { registerPlanCommand } from '../plan-command.js';
 import { addReportOptions, addWaitOptions } from '../queued-work.js';
-import { runImport, type ImportCommandOptions } from './import.js';
+import { addSourceOptions, runImport, type ImportCommandOptions } from './import.js';
 
 type SyncCommandLine = Omit<ImportCommandOptions, 'mode' | 'resource'> & {
   resource: ResourceName;
@@ -17,7 +17,7 @@ export function registerSyncCommands(program: Command): void {
     .description(
       'Make the directory match a file: upsert its records, and lock, delete or ignore those on the server it leaves out (exit 0 done, 2 some records failed, 3 held for approval or a dry run a real run would hold, 1 failed)',
     )
-    .argument('<file>', 'CSV, JSON or NDJSON file of every user or group in scope')
+    .argument('[file]', 'CSV, JSON or NDJSON file of every user or group in scope (or --source)')
     .requiredOption(
       '--resource <resource>',
       'users or groups',
@@ -26,6 +26,7 @@ export function registerSyncCommands(program: Command): void {
         RESOURCE_NAMES.filter((name) => name !== 'acls'),
       ),
     );
+  addSourceOptions(command);
   addImportOptions(command, {
     mode: 'none',
     lookup: false,
@@ -35,7 +36,7 @@ export function registerSyncCommands(program: Command): void {
   addReportOptions(
     addWaitOptions(command, 'sync', true),
     'write the per-record report to this file when the sync ends',
-  ).action((file: string, options: SyncCommandLine) =>
+  ).action((file: string | undefined, options: SyncCommandLine) =>
     runImport(file, { ...options, mode: 'sync', lookup: undefined }, true),
   );
 

@@ -53,13 +53,21 @@ export function registerTargetsCommand(program: Command): void {
     .argument('[name]', 'one target (default: every one)', targetOption('NAME'))
     .option('--no-counts', 'skip reading every record to count them')
     .option('--json', 'print the checks as JSON')
-    .action(async (name: string | undefined, options: { counts: boolean; json?: boolean }) => {
-      await withContext(async (context) => {
-        const names = name === undefined ? undefined : [context.targets.require(name).name];
-        const checks = await checkTargets(context, names, { counts: options.counts });
-        if (options.json) console.log(JSON.stringify(checks, null, 2));
-        else for (const check of checks) console.log(describeCheck(check));
-        process.exitCode = checks.every((check) => check.ok) ? 0 : 1;
-      });
-    });
+    .action(
+      async (
+        name: string | undefined,
+        options: { counts: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        // `porter targets --json` is an option of the parent too: either one asks for JSON
+        const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
+        await withContext(async (context) => {
+          const names = name === undefined ? undefined : [context.targets.require(name).name];
+          const checks = await checkTargets(context, names, { counts: options.counts });
+          if (json) console.log(JSON.stringify(checks, null, 2));
+          else for (const check of checks) console.log(describeCheck(check));
+          process.exitCode = checks.every((check) => check.ok) ? 0 : 1;
+        });
+      },
+    );
 }

@@ -27,7 +27,8 @@ function eventBase(): {
 function describe(token: TokenInfo): string {
   const targets = token.targets ? `  targets ${token.targets.join(', ')}` : '';
   const expires = token.expiresAt ? `  expires ${token.expiresAt}` : '';
-  return `${token.id}  ${token.name.padEnd(20)} ${token.role.padEnd(9)}${targets}${expires}  created ${token.createdAt} by ${token.createdBy}`;
+  const scim = token.scimOnly ? '  SCIM only' : '';
+  return `${token.id}  ${token.name.padEnd(20)} ${token.role.padEnd(9)}${targets}${scim}${expires}  created ${token.createdAt} by ${token.createdBy}`;
 }
 
 export function registerTokensCommand(program: Command): void {
@@ -41,25 +42,37 @@ export function registerTokensCommand(program: Command): void {
     .requiredOption('--role <role>', `one of ${ROLES.join(', ')}`)
     .option('--targets <names>', 'comma-separated targets it may act on (default every target)')
     .option('--expires <when>', 'a duration such as 30d, 12h or 90m, or a date')
-    .action(async (options: { name: string; role: string; targets?: string; expires?: string }) => {
-      const role = parseRole(options.role);
-      const targets = options.targets
-        ?.split(',')
-        .map((name) => name.trim())
-        .filter(Boolean);
-      const expiresAt = options.expires ? parseExpiry(options.expires) : undefined;
-      await withContext(async (context) => {
-        if (targets) for (const name of targets) context.targets.require(name);
-        const created = await securityOf(context).tokens.create(
-          { name: options.name, role, targets, expiresAt },
-          eventBase(),
-        );
-        console.log(created.token);
-        console.error(
-          `token ${created.info.id} (${created.info.name}, ${role}) created; it is not shown again`,
-        );
-      });
-    });
+    .option(
+      '--scim-only',
+      'it opens the SCIM routes of its targets and nothing else (docs/scim.md)',
+    )
+    .action(
+      async (options: {
+        name: string;
+        role: string;
+        targets?: string;
+        expires?: string;
+        scimOnly?: boolean;
+      }) => {
+        const role = parseRole(options.role);
+        const targets = options.targets
+          ?.split(',')
+          .map((name) => name.trim())
+          .filter(Boolean);
+        const expiresAt = options.expires ? parseExpiry(options.expires) : undefined;
+        await withContext(async (context) => {
+          if (targets) for (const name of targets) context.targets.require(name);
+          const created = await securityOf(context).tokens.create(
+            { name: options.name, role, targets, scimOnly: options.scimOnly === true, expiresAt },
+            eventBase(),
+          );
+          console.log(created.token);
+          console.error(
+            `token ${created.info.id} (${created.info.name}, ${role}) created; it is not shown again`,
+          );
+        });
+      },
+    );
   tokens
     .command('list')
     .description('List the tokens (never the tokens themselves)')

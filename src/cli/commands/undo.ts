@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { undoImport } from '../../app/undo.js';
+import { previewUndo } from '../../app/undo-preview.js';
 import { PorterError } from '../../errors/porter-error.js';
 import {
   addReportOptions,
@@ -9,11 +10,13 @@ import {
   willWait,
   type ReportValues,
 } from '../queued-work.js';
+import { confirmPlan } from '../confirm-plan.js';
 import { withContext } from '../with-context.js';
 
 interface UndoCommandOptions extends ReportValues {
   dryRun?: boolean;
   evenChanged?: boolean;
+  yes?: boolean;
 }
 
 export function registerUndoCommand(program: Command): void {
@@ -30,6 +33,10 @@ export function registerUndoCommand(program: Command): void {
     .option(
       '--even-changed',
       'also turn back records changed on the admin server since the import (else they fail PORTER_PLAN_STALE)',
+    )
+    .option(
+      '--yes',
+      'undo without asking (needed when not on a terminal; --dry-run never asks); the counts, the target and the first deletes and locks are printed all the same',
     );
   addReportOptions(
     addWaitOptions(command, 'undo'),
@@ -45,13 +52,25 @@ export function registerUndoCommand(program: Command): void {
     willWait(options);
     await checkReportArguments(options);
     await withContext(async (context) => {
+      const dryRun = options.dryRun === true;
+      if (!dryRun) {
+        // a write to the directory, deletes and locks among them: said, and asked, first
+        const preview = await previewUndo(context, id);
+        if (preview.id !== id) {
+          console.error(`${id} was approved and written by import ${preview.id}: undoing that`);
+        }
+        await confirmPlan(preview, {
+          yes: options.yes === true,
+          again: `porter undo ${id}${options.evenChanged === true ? ' --even-changed' : ''} --yes`,
+        });
+      }
       const info = await undoImport(
         context,
         id,
-        { dryRun: options.dryRun === true, force: options.evenChanged === true },
+        { dryRun, force: options.evenChanged === true },
         (created) => console.log(created.id),
       );
-      if (info.undoOf !== id) {
+      if (dryRun && info.undoOf !== id) {
         console.error(`${id} was approved and written by import ${info.undoOf}: undoing that`);
       }
       await finishQueuedImport(context, info, options, {

@@ -3,7 +3,9 @@
  * created from the command line only: a schedule reads a path on the worker's host, which an
  * HTTP client must not be able to choose.
  */
+import { visibleOptions } from '../../auth/mapping-visibility.js';
 import { visibleTargets } from '../../auth/target-limits.js';
+import type { ImportOptions } from '../../model/import.js';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
@@ -27,10 +29,15 @@ const importScheduleSchema = {
     tz: { type: 'string' },
     request: {
       type: 'object',
-      description: 'the file read at each run (on the worker host) and the import options',
+      description:
+        'the file (on the worker host) or the directory source read at each run, and the import options',
       additionalProperties: true,
       properties: {
         file: { type: 'string' },
+        source: {
+          type: 'object',
+          properties: { name: { type: 'string' }, incremental: { type: 'boolean' } },
+        },
         evenUnchanged: { type: 'boolean' },
         options: { type: 'object', additionalProperties: true },
       },
@@ -62,6 +69,14 @@ const nameParams = {
   required: ['name'],
 } as const;
 
+/** A schedule as the caller may read it: its mapping's tables only for those who may see them. */
+function withVisibleOptions<T extends { request: { options: ImportOptions } }>(schedule: T): T {
+  return {
+    ...schedule,
+    request: { ...schedule.request, options: visibleOptions(schedule.request.options) },
+  };
+}
+
 /** The import schedule routes, registered as a plugin beside the export schedule routes. */
 export async function importScheduleRoutes(
   app: FastifyInstance,
@@ -78,7 +93,9 @@ export async function importScheduleRoutes(
       },
     },
     async () =>
-      visibleTargets(await listImportSchedules(context), (info) => info.request.options.target),
+      visibleTargets(await listImportSchedules(context), (info) => info.request.options.target).map(
+        withVisibleOptions,
+      ),
   );
 
   app.get<{ Params: { name: string } }>(
@@ -98,7 +115,8 @@ export async function importScheduleRoutes(
         },
       },
     },
-    async (request) => describeImportSchedule(context, request.params.name),
+    async (request) =>
+      withVisibleOptions(await describeImportSchedule(context, request.params.name)),
   );
 
   app.delete<{ Params: { name: string } }>(

@@ -1,6 +1,6 @@
 /** /v1/imports: upload, state, streamed results, cancel. */
+import { visibleOptions } from '../../auth/mapping-visibility.js';
 import { visibleTargets } from '../../auth/target-limits.js';
-import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type {} from '@fastify/swagger';
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -17,7 +17,9 @@ import {
 import type { PorterContext } from '../../app/context.js';
 import { PorterError } from '../../errors/porter-error.js';
 import type { ImportInfo } from '../../model/import.js';
-import { parseImportFields } from '../import-request.js';
+import { IMPORT_FIELD_NAMES, parseImportFields } from '../import-request.js';
+import { checkFieldNames, fieldsSchema } from '../strict-fields.js';
+import { fileThenNothing, mergeFields, readUploadForm } from '../upload-form.js';
 import { limitBytes, uploadTooLarge } from '../size-limit.js';
 import { idParams } from '../schemas.js';
 import { parseStatuses } from '../status-filter.js';
@@ -38,6 +40,11 @@ export const importSchema = {
     id: { type: 'string' },
     state: { type: 'string' },
     reason: { type: 'string' },
+    reasonCode: {
+      type: 'string',
+      description:
+        'the error code of why it failed, when one code says it (PORTER_TARGET_UNREACHABLE: nothing could be sent)',
+    },
     total: { type: 'integer' },
     done: { type: 'integer' },
     batches: { type: 'integer' },
@@ -72,6 +79,11 @@ export const importSchema = {
       description: 'final, and every record has its result: the report is complete',
     },
     columns: { type: 'array', items: { type: 'string' } },
+    moreColumns: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'JSON and NDJSON: keys of later records that the first record lacks',
+    },
     problems: {
       type: 'array',
       description:
@@ -131,10 +143,12 @@ const retrySelectionSchema = {
   properties: { retryable: { type: 'integer' }, leftOut: leftOutSchema },
 } as const;
 
+/** The import as the caller may read it (see mapping-visibility.ts), with its links. */
 export function withLinks(info: ImportInfo): ImportInfo & { links: Record<string, string> } {
   const self = `/v1/imports/${encodeURIComponent(info.id)}`;
   return {
     ...info,
+    options: visibleOptions(info.options),
     links: {
       self,
       results: `${self}/results`,
@@ -147,44 +161,8 @@ export async function importRoutes(
   app: FastifyInstance,
   options: ImportRoutesOptions,
 ): Promise<void> {
-  const { context, maxUploadBytes } = options;
-  // uploads are streamed into the import, never parsed into memory by fastify
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser(RAW_TYPES, (_request, payload, done) => done(null, payload));
-
-  app.post(
-    '/v1/imports',
-    {
-      schema: {
-        summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
-        description:
-          'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, ' +
-          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping; for mode sync also ' +
-          'missing, maxDeletes, protect, scopeGroup, scopeMatch) placed before the ' +
-          'file part (one file part only); or a raw ' +
-          'text/csv, application/json or application/x-ndjson body with the options as query parameters.',
-        consumes: ['multipart/form-data', ...RAW_TYPES],
-        response: { 202: importSchema },
-      },
-    },
-    async (request, reply) => {
-      // early refusal on the declared length; a multipart body also carries option fields and
-      // boundaries, so it gets room for them; the file itself is counted exactly as it streams
-      const declared = Number(request.headers['content-length'] ?? 0);
-      const envelope = request.isMultipart() ? MULTIPART_ENVELOPE_BYTES : 0;
-      if (declared > maxUploadBytes + envelope) throw uploadTooLarge(maxUploadBytes);
-      const upload = request.isMultipart()
-        ? await multipartUpload(request, maxUploadBytes)
-        : rawUpload(request, maxUploadBytes);
-      const info = await startImport(context, {
-        ...parseImportFields(upload.fields),
-        source: upload.stream,
-        fileName: upload.fileName,
-        contentType: upload.contentType,
-      });
-      return reply.status(202).send(withLinks(info));
-    },
-  );
+  const { context } = options;
+  await app.register(uploadRoute, options);
 
   app.get<{ Querystring: { limit?: number; cursor?: string } }>(
     '/v1/imports',
@@ -333,6 +311,52 @@ export async function importRoutes(
   );
 }
 
+/** POST /v1/imports, with the content type parsers of an upload. */
+async function uploadRoute(app: FastifyInstance, options: ImportRoutesOptions): Promise<void> {
+  const { context, maxUploadBytes } = options;
+  // uploads are streamed into the import, never parsed into memory by fastify; the parsers are
+  // this plugin's own, so the other import routes still read a JSON body as options
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(RAW_TYPES, (_request, payload, done) => done(null, payload));
+
+  app.post(
+    '/v1/imports',
+    {
+      config: { upload: true },
+      schema: {
+        summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
+        description:
+          'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, encoding, ' +
+          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping; for mode sync also ' +
+          'missing, maxDeletes, protect, scopeGroup, scopeMatch) placed before the ' +
+          'file part (one file part only; a field after it is refused); or a raw ' +
+          'text/csv, application/json or application/x-ndjson body with the options as query parameters. ' +
+          'A field it does not take is refused (400 PORTER_USAGE naming it).',
+        consumes: ['multipart/form-data', ...RAW_TYPES],
+        querystring: fieldsSchema(IMPORT_FIELD_NAMES),
+        response: { 202: importSchema },
+      },
+    },
+    async (request, reply) => {
+      // early refusal on the declared length; a multipart body also carries option fields and
+      // boundaries, so it gets room for them; the file itself is counted exactly as it streams
+      const declared = Number(request.headers['content-length'] ?? 0);
+      const envelope = request.isMultipart() ? MULTIPART_ENVELOPE_BYTES : 0;
+      if (declared > maxUploadBytes + envelope) throw uploadTooLarge(maxUploadBytes);
+      const upload = request.isMultipart()
+        ? await multipartUpload(request, maxUploadBytes)
+        : rawUpload(request, maxUploadBytes);
+      const info = await startImport(context, {
+        ...parseImportFields(upload.fields),
+        source: upload.stream,
+        fileName: upload.fileName,
+        contentType: upload.contentType,
+      });
+      return reply.status(202).send(withLinks(info));
+    },
+  );
+}
+
 interface Upload {
   stream: Readable;
   fields: Record<string, unknown>;
@@ -359,53 +383,13 @@ function rawUpload(request: FastifyRequest, limit: number): Upload {
 }
 
 async function multipartUpload(request: FastifyRequest, limit: number): Promise<Upload> {
-  const parts = request.parts({ limits: { fileSize: limit + 1, files: 1 } });
-  const iterator = parts[Symbol.asyncIterator]();
-  let part: MultipartFile | undefined;
-  while (!part) {
-    const next = await iterator.next();
-    if (next.done) break;
-    if (next.value.type === 'file') part = next.value;
-  }
-  if (!part) throw new PorterError('PORTER_INPUT_EMPTY', 'the multipart upload has no file part');
-  const fields: Record<string, unknown> = { ...(request.query as Record<string, unknown>) };
-  for (const [name, field] of Object.entries(part.fields)) {
-    const value = Array.isArray(field) ? field[0] : field;
-    if (value && value.type === 'field') fields[name] = value.value;
-  }
-  const file = pipeline(part.file, limitBytes(limit), () => {});
+  const form = await readUploadForm(request, { fileSize: limit + 1 });
+  checkFieldNames(form.fields, IMPORT_FIELD_NAMES, 'form');
+  const file = pipeline(form.file.file, limitBytes(limit), () => {});
   return {
-    stream: Readable.from(oneFileOnly(file, iterator), { objectMode: false }),
-    fields,
-    fileName: part.filename,
-    contentType: part.mimetype,
+    stream: Readable.from(fileThenNothing(file, form.rest), { objectMode: false }),
+    fields: mergeFields(request.query as Record<string, unknown>, form.fields),
+    fileName: form.file.filename,
+    contentType: form.file.mimetype,
   };
-}
-
-const ONE_FILE = 'send one file per upload (a second file part came after the first)';
-
-/**
- * The file's bytes, then the rest of the body: a second file is refused (PORTER_USAGE), so the
- * import fails with nothing sent rather than quietly taking the first of several files.
- */
-async function* oneFileOnly(
-  file: Readable,
-  rest: AsyncIterator<Multipart>,
-): AsyncGenerator<Buffer> {
-  for await (const chunk of file) yield chunk as Buffer;
-  for (;;) {
-    let next: IteratorResult<Multipart>;
-    try {
-      next = await rest.next();
-    } catch (error) {
-      // the body broke off, or went past the multipart limits: a second file among them
-      if ((error as { code?: unknown }).code !== 'FST_FILES_LIMIT') throw error;
-      throw new PorterError('PORTER_USAGE', ONE_FILE, { cause: error });
-    }
-    if (next.done) return;
-    if (next.value.type === 'file') {
-      next.value.file.resume();
-      throw new PorterError('PORTER_USAGE', ONE_FILE);
-    }
-  }
 }

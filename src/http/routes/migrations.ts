@@ -39,6 +39,7 @@ const migrationSchema = {
     stage: { type: 'string' },
     from: { type: 'string' },
     to: { type: 'string' },
+    startedBy: { type: 'string' },
     stages: { type: 'array', items: { type: 'object', additionalProperties: true } },
     links: { type: 'object', additionalProperties: { type: 'string' } },
   },
@@ -85,6 +86,7 @@ export async function migrationRoutes(
   app.post<{ Querystring: MigrationQuery }>(
     '/v1/migrations',
     {
+      config: { upload: true },
       schema: {
         summary:
           'Migrate a bundle (porter export --format bundle) or a live source target into a target',

@@ -14,6 +14,7 @@ import {
 } from '../../app/plan-approval.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { idParams } from '../schemas.js';
+import { fieldsSchema } from '../strict-fields.js';
 import { importSchema, withLinks } from './imports.js';
 
 export interface PlanApprovalRoutesOptions {
@@ -35,6 +36,11 @@ const previewSchema = {
     confirm: { type: 'string' },
     removals: { type: 'integer' },
     firstRemovals: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    // where the plan is written: its target's name and address (never a credential)
+    target: {
+      type: 'object',
+      properties: { name: { type: 'string' }, url: { type: 'string' } },
+    },
   },
 } as const;
 
@@ -62,7 +68,8 @@ export async function planApprovalRoutes(
         schema: {
           summary: `What POST /v1/imports/{id}/${command} would write: the counts, and the first records it deletes or locks`,
           description:
-            '`writes` lists the records written per action, deletes and locks first; `confirm` is ' +
+            '`writes` lists the records written per action, deletes and locks first; `target` names ' +
+            'where (name and address); `confirm` is ' +
             `the text that names them ("lock 59, update 171"), which POST takes as its \`confirm\`.`,
           params: idParams,
           querystring: {
@@ -91,6 +98,7 @@ export async function planApprovalRoutes(
             'and nothing is written. The console always sends it.',
           params: idParams,
           querystring: { type: 'object', properties: { confirm: { type: 'string' } } },
+          body: fieldsSchema(['confirm'], { nullable: true }),
           response: { 202: importSchema },
         },
       },

@@ -5,7 +5,10 @@ import { PorterError } from '../../errors/porter-error.js';
 import { previewUpload, PREVIEW_MAX_RECORDS } from '../../ingest/preview.js';
 import type { PorterContext } from '../../app/context.js';
 import { readDirectory } from '../../app/imports.js';
-import { parseImportFields } from '../import-request.js';
+import { IMPORT_FIELD_NAMES, parseImportFields } from '../import-request.js';
+import { checkFieldNames } from '../strict-fields.js';
+import { readUploadForm, refuseAfterFile } from '../upload-form.js';
+import { checkTargetAllowed } from '../../auth/target-limits.js';
 
 export interface PreviewRoutesOptions {
   context: PorterContext;
@@ -14,6 +17,9 @@ export interface PreviewRoutesOptions {
 /** Bytes of the upload a preview reads at most; the rest of the body is discarded unread. */
 export const PREVIEW_HEAD_BYTES = 256 * 1024;
 
+/** What a preview takes besides an upload's fields. */
+const PREVIEW_FIELDS = ['limit', 'partial'];
+
 /** The option fields and file head of a multipart body, with the boundaries around them. */
 const PREVIEW_BODY_BYTES = PREVIEW_HEAD_BYTES + 1024 * 1024;
 
@@ -21,7 +27,7 @@ interface PreviewHead {
   bytes: Uint8Array;
   /** Whether the file went on past the bytes read. */
   partial: boolean;
-  fields: Record<string, unknown>;
+  fields: Record<string, string>;
   fileName?: string;
   contentType?: string;
 }
@@ -35,12 +41,13 @@ export async function previewRoutes(
   app.post(
     '/v1/previews',
     {
+      config: { upload: true },
       schema: {
         summary:
           'Preview an upload: its columns, their fields and its first records, nothing queued',
         description:
           'multipart/form-data with the same option fields as POST /v1/imports (resource, mode, ' +
-          'delimiter, listSeparator, emptyAsClear, format, mapping) before the file part, plus ' +
+          'delimiter, listSeparator, encoding, emptyAsClear, format, mapping) before the file part, plus ' +
           `limit (records shown, at most ${PREVIEW_MAX_RECORDS}). Only the first ` +
           `${PREVIEW_HEAD_BYTES / 1024} KiB of the file are read: send its head, not all of it.`,
         consumes: ['multipart/form-data'],
@@ -61,8 +68,11 @@ export async function previewRoutes(
         );
       }
       const head = await readHead(request);
-      const parsed = parseImportFields(head.fields);
-      const limit = head.fields.limit === undefined ? undefined : Number(head.fields.limit);
+      const { limit: limitText, partial: _partial, ...fields } = head.fields;
+      const parsed = parseImportFields(fields);
+      // a preview is an import's first step: a token limited to other targets previews none here
+      checkTargetAllowed(context.targets.resolve(parsed.options.target).name);
+      const limit = limitText === undefined ? undefined : Number(limitText);
       if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
         throw new PorterError('PORTER_USAGE', 'limit: a positive whole number of records', {
           details: { field: 'limit' },
@@ -76,6 +86,7 @@ export async function previewRoutes(
         contentType: head.contentType,
         delimiter: parsed.options.delimiter,
         listSeparator: parsed.options.listSeparator,
+        encoding: parsed.options.encoding,
         emptyAsClear: parsed.options.emptyAsClear,
         mapping: parsed.mapping,
         maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
@@ -90,17 +101,12 @@ export async function previewRoutes(
 
 /** Reads the option fields and at most PREVIEW_HEAD_BYTES of the file part. */
 async function readHead(request: FastifyRequest): Promise<PreviewHead> {
-  const part = await request.file({ limits: { fileSize: PREVIEW_BODY_BYTES, files: 1 } });
-  if (!part) throw new PorterError('PORTER_INPUT_EMPTY', 'the multipart upload has no file part');
-  const fields: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(part.fields)) {
-    const value = Array.isArray(field) ? field[0] : field;
-    if (value && value.type === 'field') fields[name] = value.value;
-  }
+  const form = await readUploadForm(request, { fileSize: PREVIEW_BODY_BYTES });
+  checkFieldNames(form.fields, [...IMPORT_FIELD_NAMES, ...PREVIEW_FIELDS], 'form');
   const chunks: Buffer[] = [];
   let size = 0;
   let partial = false;
-  for await (const chunk of part.file) {
+  for await (const chunk of form.file.file) {
     const buffer = chunk as Buffer;
     if (size < PREVIEW_HEAD_BYTES) {
       const room = PREVIEW_HEAD_BYTES - size;
@@ -112,11 +118,12 @@ async function readHead(request: FastifyRequest): Promise<PreviewHead> {
       partial = true;
     }
   }
+  await refuseAfterFile(form.rest);
   return {
     bytes: Buffer.concat(chunks),
-    partial: partial || fields.partial === 'true',
-    fields,
-    fileName: part.filename,
-    contentType: part.mimetype,
+    partial: partial || form.fields.partial === 'true',
+    fields: form.fields,
+    fileName: form.file.filename,
+    contentType: form.file.mimetype,
   };
 }

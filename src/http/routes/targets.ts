@@ -1,9 +1,13 @@
-/** /v1/targets: the targets this API knows (no secret), and a live check of one. */
+/**
+ * /v1/targets: the targets this API knows (no secret), and a live check of one; a token limited
+ * to some targets lists and checks those only.
+ */
 import type {} from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { PorterContext } from '../../app/context.js';
 import { checkTargets, listTargets } from '../../app/targets.js';
 import { targetProperty } from '../schemas.js';
+import { checkTargetAllowed, visibleTargets } from '../../auth/target-limits.js';
 
 export interface TargetRoutesOptions {
   context: PorterContext;
@@ -64,7 +68,8 @@ export async function targetRoutes(
         response: { 200: { type: 'array', items: targetSchema } },
       },
     },
-    async () => listTargets(context),
+    // a token limited to some targets sees those only
+    async () => visibleTargets(listTargets(context), (target) => target.name),
   );
   app.get<{ Params: { name: string }; Querystring: { counts?: boolean } }>(
     '/v1/targets/:name/check',
@@ -87,6 +92,7 @@ export async function targetRoutes(
     },
     async (request) => {
       const name = context.targets.require(request.params.name).name;
+      checkTargetAllowed(name);
       const [check] = await checkTargets(context, [name], { counts: request.query.counts });
       return check;
     },

@@ -7,6 +7,7 @@ import { undoImport } from '../../app/undo.js';
 import { PorterError } from '../../errors/porter-error.js';
 import { waitForImport } from '../../results/import-events.js';
 import { idParams } from '../schemas.js';
+import { fieldsSchema } from '../strict-fields.js';
 import { importSchema, withLinks } from './imports.js';
 
 export interface UndoRoutesOptions {
@@ -49,6 +50,7 @@ export async function undoRoutes(app: FastifyInstance, options: UndoRoutesOption
             wait: { type: 'string' },
           },
         },
+        body: fieldsSchema(Object.keys(undoFieldsSchema.shape), { nullable: true }),
         response: { 200: importSchema, 202: importSchema },
       },
     },
