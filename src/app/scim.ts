@@ -12,6 +12,7 @@ import type { Mapping } from '../ingest/mapping.js';
 import { MappingEvaluator } from '../mapping/evaluator.js';
 import { readMappingFile } from '../mapping/read-mapping-file.js';
 import { readFile } from 'node:fs/promises';
+import { guardUserChange } from '../plan/admin-guard.js';
 import {
   groupAnchor,
   userAnchor,
@@ -31,6 +32,7 @@ import type { ResourceKind } from '../scim/resource-schemas.js';
 import { scimInvalid } from '../scim/scim-error.js';
 import { ShadowStore } from '../scim/shadow-store.js';
 import type { PorterContext } from './context.js';
+import { nameKey, nameTaken, userCreateGatherer } from './scim-gather.js';
 import { ScimRemovalGuard } from './scim-hold.js';
 
 export interface ScimQuery extends Projection {
@@ -79,10 +81,6 @@ function notFound(kind: ResourceKind, id: string): PorterError {
 function damId(kind: ResourceKind, id: string): number {
   if (!/^\d{1,15}$/.test(id)) throw notFound(kind, id);
   return Number(id);
-}
-
-function sameName(a: string | undefined, b: string): boolean {
-  return (a ?? '').toLowerCase() === b.toLowerCase();
 }
 
 export class ScimTarget {
@@ -229,16 +227,12 @@ export class ScimTarget {
     return name;
   }
 
-  /** PORTER_SCIM_UNIQUENESS when another user holds the name, compared without regard to case. */
+  /** PORTER_SCIM_UNIQUENESS when another user holds the name or a look-alike of it. */
   private async checkUserNameFree(name: string, self?: number): Promise<void> {
     const users = await this.client.listUsers();
-    const holder = users.find((user) => user.userId !== self && sameName(user.username, name));
-    if (holder) {
-      throw new PorterError(
-        'PORTER_SCIM_UNIQUENESS',
-        `userName "${name}" is taken by user ${holder.userId} ("${holder.username}")`,
-      );
-    }
+    const key = nameKey(name);
+    const holder = users.find((user) => user.userId !== self && nameKey(user.username) === key);
+    if (holder) throw nameTaken(name, `user ${holder.userId} ("${holder.username}")`);
   }
 
   private written(kind: ResourceKind, resource: JsonObject): ScimWritten {
@@ -246,10 +240,13 @@ export class ScimTarget {
     return { resource, version: String(meta.version), location: String(meta.location) };
   }
 
+  /**
+   * Creates a user: gathered with the creates arriving meanwhile into one call (scim-gather.ts,
+   * which checks the name), and answered from the record sent and the one the server returned.
+   */
   async createUser(body: unknown): Promise<ScimWritten> {
     const resource = canonicalResource('User', body, { writable: true });
     const name = this.requireUserName(resource);
-    await this.checkUserNameFree(name);
     const fields = await this.mapUser(resource);
     const anchor = typeof resource.externalId === 'string' ? resource.externalId : undefined;
     const record = {
@@ -258,20 +255,31 @@ export class ScimTarget {
       type: GENERAL_USER,
       ...(anchor !== undefined ? { substitutionMap: withUserAnchor({}, anchor) } : {}),
     } as UserRecord;
-    const [created] = await this.client.postUsers([record]);
-    if (created?.userId === undefined)
-      throw new PorterError('PORTER_CONFLICT', `the DAM did not create "${name}"`);
-    await this.shadows.put(this.target, 'User', String(created.userId), resource);
-    return this.written('User', await this.userView(await this.damUser(String(created.userId))));
+    const created = await userCreateGatherer(this.client, {
+      windowMs: this.context.env.PORTER_SCIM_WINDOW_MS,
+      maxBatch: this.context.env.PORTER_SCIM_MAX_BATCH,
+    }).create(record);
+    const userId = String(created.userId);
+    const shadow = await this.shadows.put(this.target, 'User', userId, resource);
+    // what the server holds: the fields sent, as it returned them (a new user is in no group)
+    const held = { ...record, ...created } as UserRecord;
+    return this.written('User', userResource(held, shadow, new Map(), this.base));
   }
 
   /** Writes `resource` over the DAM user: the PUT of SCIM, and the end of a PATCH. */
   private async writeUser(current: UserRecord, resource: JsonObject): Promise<ScimWritten> {
     const name = this.requireUserName(resource);
-    if (!sameName(current.username, name) || current.username !== name) {
-      await this.checkUserNameFree(name, current.userId);
-    }
+    if (current.username !== name) await this.checkUserNameFree(name, current.userId);
     const fields = await this.mapUser(resource);
+    // a mapping that computes the DAM type never changes a user's type through SCIM: no
+    // promotion to an administrator, no demotion of one (the imports' admin guard)
+    const verdict = guardUserChange('update', fields, current, false);
+    if (!verdict.allowed) {
+      throw new PorterError(
+        'PORTER_ADMIN_GUARD',
+        `user ${current.userId} ("${current.username}"): the SCIM mapping ${verdict.reason!.replace(/; start the import.*$/, '')}; SCIM never changes a user's type`,
+      );
+    }
     const evaluator = await userEvaluator(this.context);
     // a PUT of the admin interface overwrites: the DAM fields the mapping does not compute
     // are carried over, those it computes but gave nothing for are cleared
@@ -372,8 +380,9 @@ export class ScimTarget {
   }
 
   private async checkGroupNameFree(name: string, self?: number): Promise<void> {
+    const key = nameKey(name);
     const holder = (await this.client.listGroups()).find(
-      (group) => group.id !== self && sameName(group.name, name),
+      (group) => group.id !== self && nameKey(group.name) === key,
     );
     if (holder) {
       throw new PorterError(
@@ -389,7 +398,7 @@ export class ScimTarget {
     const values = members.map((member) => (isObject(member) ? member.value : member));
     if (values.length === 0) return [];
     const known = new Set((await this.client.listUsers()).map((user) => user.userId));
-    const ids: number[] = [];
+    const ids = new Set<number>();
     for (const value of values) {
       const text = typeof value === 'string' ? value : String(value);
       const id = /^\d{1,15}$/.test(text) ? Number(text) : undefined;
@@ -399,9 +408,9 @@ export class ScimTarget {
           `members: "${text}" is not the id of a user of this target`,
         );
       }
-      if (!ids.includes(id)) ids.push(id);
+      ids.add(id);
     }
-    return ids;
+    return [...ids];
   }
 
   async createGroup(body: unknown): Promise<ScimWritten> {

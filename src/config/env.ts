@@ -153,6 +153,10 @@ export const envSchema = z.object({
   PORTER_SCIM_MAPPING_FILE: z.string().min(1).optional(),
   /** SCIM deletes and deactivations applied per target and hour; more are held (docs/scim.md). */
   PORTER_SCIM_MAX_DELETES_PER_HOUR: z.coerce.number().int().min(0).default(25),
+  /** How long a SCIM user create waits for others to share its call, in ms (docs/scim.md). */
+  PORTER_SCIM_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(20),
+  /** The most SCIM user creates in one call of the admin interface. */
+  PORTER_SCIM_MAX_BATCH: positiveInt.max(1_000).default(100),
   /** Largest record of an upload (CSV row, JSON element, NDJSON line); a larger one fails alone. */
   PORTER_MAX_RECORD_BYTES: positiveInt.default(1024 * 1024),
   /** Days results, reports and import state stay in Redis. */

@@ -7,9 +7,8 @@
  * mapping (PORTER_SCIM_MAPPING_FILE) that computes the DAM `type` must not change an existing
  * user's type (the imports' admin guard, src/plan/admin-guard.ts).
  *
- * The write path (src/app/scim.ts) compares names by lower case alone and writes the mapping's
- * `type` over the user's on PUT and PATCH: the tests marked `it.fails` show those holes and
- * pass once they are closed (then drop the `.fails`).
+ * The write path (src/app/scim.ts) compares names by their look-alike key and refuses a PUT or
+ * PATCH whose mapping would change the user's type (PORTER_ADMIN_GUARD, 403).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -94,7 +93,7 @@ describe('SCIM look-alikes', () => {
   });
 
   for (const [what, name] of LOOKALIKES) {
-    it.fails(`a userName with ${what} beside "admin" is refused as uniqueness`, async () => {
+    it(`a userName with ${what} beside "admin" is refused as uniqueness`, async () => {
       const answer = await scim('POST', '/Users', { userName: name });
       expect(answer.status, JSON.stringify(answer.body)).toBe(409);
       expect(answer.body.scimType).toBe('uniqueness');
@@ -102,13 +101,13 @@ describe('SCIM look-alikes', () => {
     });
   }
 
-  it.fails('NFC and NFD spellings of one name are one userName', async () => {
+  it('NFC and NFD spellings of one name are one userName', async () => {
     expect((await scim('POST', '/Users', { userName: 'jos\u00E9' })).status).toBe(201);
     const decomposed = await scim('POST', '/Users', { userName: 'jose\u0301' });
     expect(decomposed.status).toBe(409);
   });
 
-  it.fails('a rename to a look-alike of "admin" is refused as uniqueness', async () => {
+  it('a rename to a look-alike of "admin" is refused as uniqueness', async () => {
     const created = await scim('POST', '/Users', { userName: 'plain.user' });
     expect(created.status).toBe(201);
     const renamed = await scim('PATCH', `/Users/${created.body.id}`, {
@@ -118,14 +117,11 @@ describe('SCIM look-alikes', () => {
     expect(damUser('plain.user')).toBeDefined();
   });
 
-  it.fails(
-    'a group displayName that looks like "Administrators" is refused as uniqueness',
-    async () => {
-      const answer = await scim('POST', '/Groups', { displayName: 'Adm\u0456nistrators' });
-      expect(answer.status).toBe(409);
-      expect(answer.body.scimType).toBe('uniqueness');
-    },
-  );
+  it('a group displayName that looks like "Administrators" is refused as uniqueness', async () => {
+    const answer = await scim('POST', '/Groups', { displayName: 'Adm\u0456nistrators' });
+    expect(answer.status).toBe(409);
+    expect(answer.body.scimType).toBe('uniqueness');
+  });
 });
 
 describe('SCIM and the user type', () => {
@@ -135,27 +131,21 @@ describe('SCIM and the user type', () => {
     expect(damUser('new.lead').type).toBe('General User');
   });
 
-  it.fails(
-    'a PATCH whose mapping computes another type does not make a Global Administrator',
-    async () => {
-      const created = await scim('POST', '/Users', { userName: 'mallory', title: 'Designer' });
-      expect(created.status).toBe(201);
-      const patched = await scim('PATCH', `/Users/${created.body.id}`, {
-        Operations: [{ op: 'replace', path: 'title', value: 'IT lead' }],
-      });
-      expect(damUser('mallory').type).toBe('General User');
-      expect(patched.status).toBe(403);
-      expect(patched.body.code).toBe('PORTER_ADMIN_GUARD');
-    },
-  );
+  it('a PATCH whose mapping computes another type does not make a Global Administrator', async () => {
+    const created = await scim('POST', '/Users', { userName: 'mallory', title: 'Designer' });
+    expect(created.status).toBe(201);
+    const patched = await scim('PATCH', `/Users/${created.body.id}`, {
+      Operations: [{ op: 'replace', path: 'title', value: 'IT lead' }],
+    });
+    expect(damUser('mallory').type).toBe('General User');
+    expect(patched.status).toBe(403);
+    expect(patched.body.code).toBe('PORTER_ADMIN_GUARD');
+  });
 
-  it.fails(
-    'a PUT whose mapping computes General User does not demote an administrator',
-    async () => {
-      const id = String(damUser('admin').userId);
-      const put = await scim('PUT', `/Users/${id}`, { userName: 'admin', title: 'Designer' });
-      expect(damUser('admin').type).toBe('Global Administrator');
-      expect(put.body.code).toBe('PORTER_ADMIN_GUARD');
-    },
-  );
+  it('a PUT whose mapping computes General User does not demote an administrator', async () => {
+    const id = String(damUser('admin').userId);
+    const put = await scim('PUT', `/Users/${id}`, { userName: 'admin', title: 'Designer' });
+    expect(damUser('admin').type).toBe('Global Administrator');
+    expect(put.body.code).toBe('PORTER_ADMIN_GUARD');
+  });
 });

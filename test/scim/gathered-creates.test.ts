@@ -1,0 +1,124 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- SCIM answers are read as the JSON they are */
+/**
+ * SCIM user creates that arrive together go to the DAM together (src/app/scim-gather.ts), over
+ * real HTTP against the sandbox: each request is answered with its own user, look-alikes in one
+ * window are refused, and a batch the DAM refuses in any of its ways (nothing applied, the
+ * records before the bad one applied, the bad one left out) ends with each record answered
+ * once and each user held once. The window is long here (1 s) so that the requests of a test
+ * share it however slowly the machine takes them in.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildApiApp } from '../../src/http/build-app.js';
+import type { BatchFailure } from '../../src/sandbox/options.js';
+import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { waitFor } from '../helpers/wait.js';
+
+const API_TOKEN = 'gathered-scim-token-0123456789';
+let pipeline: Pipeline;
+let app: FastifyInstance;
+let baseUrl: string;
+
+async function scim(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${baseUrl}/scim/v2/default${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${API_TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const create = (userName: string) =>
+  scim('POST', '/Users', {
+    userName,
+    name: { givenName: 'Ada', familyName: userName },
+    emails: [{ value: `${userName}@example.com`, primary: true }],
+  });
+
+function held(name: string): number {
+  return [...pipeline.sandbox.store.allUsers()].filter((user) => user.username === name).length;
+}
+
+beforeAll(async () => {
+  pipeline = await startPipeline({
+    workers: false,
+    env: { PORTER_SCIM_WINDOW_MS: '1000', PORTER_SCIM_MAX_BATCH: '25' },
+  });
+  app = await buildApiApp({ context: pipeline.context, token: API_TOKEN });
+  baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await pipeline?.close();
+});
+
+beforeEach(() => {
+  pipeline.sandbox.setFaults({ batchFailure: 'atomic' });
+});
+
+describe('SCIM creates gathered into multi-record calls', () => {
+  it('50 creates at once: each answered with its own user, in a few calls', async () => {
+    const before = pipeline.sandbox.store.stats.writes.users.POST;
+    const names = Array.from({ length: 50 }, (_, index) => `hire.${index}`);
+    const answers = await Promise.all(names.map(create));
+    const posts = pipeline.sandbox.store.stats.writes.users.POST - before;
+    expect(answers.map((answer) => answer.status)).toEqual(names.map(() => 201));
+    expect(answers.map((answer) => answer.body.userName)).toEqual(names);
+    expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(50);
+    // two full calls of 25 at best; never one per request
+    expect(posts).toBeGreaterThanOrEqual(2);
+    expect(posts).toBeLessThanOrEqual(4);
+    for (const name of names) expect(held(name)).toBe(1);
+    // the answer is the user as a read shows it, version included
+    const read = await scim('GET', `/Users/${answers[7]!.body.id}`);
+    expect(read.body).toEqual(answers[7]!.body);
+  });
+
+  it('look-alike names in one window: one is created, the others refused as uniqueness', async () => {
+    const answers = await Promise.all(['eve.k', 'EVE.K', '\u0435ve.k', 'eve.k '].map(create));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, 409, 409, 409]);
+    for (const answer of answers.filter((one) => one.status === 409))
+      expect(answer.body.scimType).toBe('uniqueness');
+    const eves = [...pipeline.sandbox.store.allUsers()].filter((user) =>
+      /^(eve\.k|EVE\.K|\u0435ve\.k|eve\.k )$/.test(user.username ?? ''),
+    );
+    expect(eves).toHaveLength(1);
+  });
+
+  for (const batchFailure of ['atomic', 'partial', 'omit'] as BatchFailure[]) {
+    it(`a batch the DAM refuses (${batchFailure}): each record answered once, each user held once`, async () => {
+      pipeline.sandbox.setFaults({ batchFailure });
+      const taken = `taken.${batchFailure}`;
+      const names = [`first.${batchFailure}`, taken, `last.${batchFailure}`];
+      const reads = pipeline.sandbox.store.stats.requests.GET;
+      const pending = Promise.all(names.map(create));
+      // once the window's read is made, another client takes one of the names: the DAM refuses it
+      await waitFor(() => (pipeline.sandbox.store.stats.requests.GET > reads ? true : undefined), {
+        what: 'the read of the users',
+      });
+      const other = pipeline.context.createAdminClient();
+      await other.postUsers([{ username: taken, email: 'other@example.com' }]);
+      await other.close();
+      const [first, refused, last] = await pending;
+      expect(first!.status, JSON.stringify(first!.body)).toBe(201);
+      expect(last!.status, JSON.stringify(last!.body)).toBe(201);
+      // the name another took meanwhile: uniqueness, as a provider expects
+      expect(refused!.status, JSON.stringify(refused!.body)).toBe(409);
+      expect(refused!.body.scimType).toBe('uniqueness');
+      for (const name of names) expect(held(name)).toBe(1);
+      expect(
+        [...pipeline.sandbox.store.allUsers()].find((user) => user.username === taken)?.email,
+      ).toBe('other@example.com');
+    });
+  }
+});
