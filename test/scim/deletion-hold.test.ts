@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- SCIM answers are read as the JSON they are */
 /**
  * The deletion hold: a target takes `scim.maxDeletesPerHour` deletes and deactivations an hour
  * from SCIM; the rest are held in one plan and answered 503 with Retry-After. An approver (four
@@ -18,6 +17,7 @@ import { buildApiApp } from '../../src/http/build-app.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { waitFor } from '../helpers/wait.js';
+import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -38,27 +38,8 @@ async function makeToken(
   return (await securityOf(pipeline.context).tokens.create({ name, role, ...extra }, made)).token;
 }
 
-async function call(
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text ? JSON.parse(text) : undefined,
-    headers: response.headers,
-  };
-}
+const call = (method: string, path: string, token: string, body?: unknown): Promise<ScimAnswer> =>
+  scimRequest(`${baseUrl}${path}`, token, method, body);
 
 const scim = (method: string, path: string, body?: unknown) =>
   call(method, `/scim/v2/idp${path}`, entra, body);

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- SCIM answers are read as the JSON they are */
 /**
  * SCIM user creates that arrive together go to the DAM together (src/app/scim-gather.ts), over
  * real HTTP against the sandbox: each request is answered with its own user, look-alikes in one
@@ -13,28 +12,15 @@ import { buildApiApp } from '../../src/http/build-app.js';
 import type { BatchFailure } from '../../src/sandbox/options.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { waitFor } from '../helpers/wait.js';
+import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
 
 const API_TOKEN = 'gathered-scim-token-0123456789';
 let pipeline: Pipeline;
 let app: FastifyInstance;
 let baseUrl: string;
 
-async function scim(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${baseUrl}/scim/v2/default${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${API_TOKEN}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
+  scimRequest(`${baseUrl}/scim/v2/default${path}`, API_TOKEN, method, body);
 
 const create = (userName: string) =>
   scim('POST', '/Users', {

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/http/build-app.js';
 import { DEFAULT_SCIM_USER_MAPPING } from '../../src/scim/default-mapping.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
 
 const API_TOKEN = 'lookalike-scim-token-0123456789';
 let dir: string;
@@ -25,22 +26,8 @@ let pipeline: Pipeline;
 let app: FastifyInstance;
 let baseUrl: string;
 
-async function scim(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${baseUrl}/scim/v2/default${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${API_TOKEN}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
+  scimRequest(`${baseUrl}/scim/v2/default${path}`, API_TOKEN, method, body);
 
 function damUser(name: string): any {
   return [...pipeline.sandbox.store.allUsers()].find((user) => user.username === name);

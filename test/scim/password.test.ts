@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/http/build-app.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
 
 const API_TOKEN = 'password-scim-token-0123456789';
 const SECRET = 'Okta-Sync-Pw-7319';
@@ -15,21 +16,8 @@ let pipeline: Pipeline;
 let app: FastifyInstance;
 let baseUrl: string;
 
-async function scim(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${baseUrl}/scim/v2/default${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${API_TOKEN}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, text: await response.text() };
-}
+const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
+  scimRequest(`${baseUrl}/scim/v2/default${path}`, API_TOKEN, method, body);
 
 /** Every value under the pipeline's Redis prefix, as text. */
 async function everythingInRedis(): Promise<string> {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApiApp } from '../../src/http/build-app.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
 
 const API_TOKEN = 'read-only-scim-token-0123456789';
 const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -21,22 +22,8 @@ let pipeline: Pipeline;
 let app: FastifyInstance;
 let baseUrl: string;
 
-async function scim(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${baseUrl}/scim/v2/frozen${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${API_TOKEN}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/scim+json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
+  scimRequest(`${baseUrl}/scim/v2/frozen${path}`, API_TOKEN, method, body);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'porter-scim-ro-'));
