@@ -34,6 +34,7 @@ import { ShadowStore } from '../scim/shadow-store.js';
 import type { PorterContext } from './context.js';
 import { nameKey, nameTaken, userCreateGatherer } from './scim-gather.js';
 import { ScimRemovalGuard } from './scim-hold.js';
+import { ScimJournal } from './scim-journal.js';
 
 export interface ScimQuery extends Projection {
   filter?: string;
@@ -86,6 +87,7 @@ function damId(kind: ResourceKind, id: string): number {
 export class ScimTarget {
   private readonly shadows: ShadowStore;
   private readonly removals: ScimRemovalGuard;
+  private readonly journal: ScimJournal;
 
   /** `base`: the target's SCIM URL, for `location` and `$ref`. */
   constructor(
@@ -96,6 +98,7 @@ export class ScimTarget {
   ) {
     this.shadows = new ShadowStore(context.redis, context.env.PORTER_PREFIX);
     this.removals = new ScimRemovalGuard(context, target);
+    this.journal = new ScimJournal(context, target);
   }
 
   // ---- reads ----
@@ -263,6 +266,12 @@ export class ScimTarget {
     const shadow = await this.shadows.put(this.target, 'User', userId, resource);
     // what the server holds: the fields sent, as it returned them (a new user is in no group)
     const held = { ...record, ...created } as UserRecord;
+    await this.journal.record({
+      action: 'create',
+      userId: created.userId!,
+      username: name,
+      written: held,
+    });
     return this.written('User', userResource(held, shadow, new Map(), this.base));
   }
 
@@ -304,6 +313,12 @@ export class ScimTarget {
       );
     }
     for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
+    const change = {
+      userId: current.userId!,
+      username: name,
+      before: current,
+      written: record as UserRecord,
+    };
     const removal = {
       kind: 'lock' as const,
       userId: current.userId!,
@@ -315,6 +330,7 @@ export class ScimTarget {
         this.client.putUsers([record as UserRecord]),
       );
       if (!outcome.applied) return this.written('User', await this.userView(current));
+      await this.journal.record({ ...change, action: 'lock' });
     } else if (
       record.status === 'Locked' &&
       (await this.removals.released(current.userId!, 'lock'))
@@ -323,6 +339,7 @@ export class ScimTarget {
       return this.written('User', await this.userView(current));
     } else {
       await this.client.putUsers([record as UserRecord]);
+      await this.journal.record({ ...change, action: 'update' });
     }
     await this.shadows.put(this.target, 'User', String(current.userId), resource);
     return this.written('User', await this.userView(await this.damUser(String(current.userId))));
@@ -366,6 +383,12 @@ export class ScimTarget {
       async () => {
         await this.client.deleteUsers([{ userId: current.userId! }]);
         await this.shadows.remove(this.target, 'User', id);
+        await this.journal.record({
+          action: 'delete',
+          userId: current.userId!,
+          username: current.username ?? '',
+          before: current,
+        });
       },
     );
   }

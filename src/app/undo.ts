@@ -9,6 +9,7 @@ import type { ResourceName } from '../admin/resources.js';
 import { decodeUndoEntry } from '../plan/undo-entry.js';
 import { UndoLog } from '../results/undo-log.js';
 import type { PorterContext } from './context.js';
+import { endScimJournal, SCIM_SOURCE } from './scim-journal.js';
 import { boundToTarget, requireImport, writerOf } from './imports.js';
 
 export interface UndoRequest {
@@ -45,7 +46,12 @@ export async function undoableImport(
   context: PorterContext,
   importId: string,
 ): Promise<ImportInfo> {
-  const original = await writerOf(context, await requireImport(context, importId));
+  let original = await writerOf(context, await requireImport(context, importId));
+  // a SCIM journal of this hour ends here: what it holds now is what is undone
+  if (original.source === SCIM_SOURCE && !original.settled) {
+    await endScimJournal(context, original);
+    original = await requireImport(context, original.id);
+  }
   if (!original.settled) {
     throw new PorterError(
       'PORTER_CONFLICT',

@@ -40,10 +40,12 @@ function render(imports) {
   }
   return table(
     'Imports, newest first',
-    ['Import', 'Source', 'Target', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
+    ['Import', 'Source', 'By', 'Target', 'Resource', 'State', 'Progress', 'Counts', 'Created'],
     imports.map((info) => [
       h('a', { class: 'id', href: `#/imports/${encodeURIComponent(info.id)}` }, info.id),
       info.source ?? '—',
+      // who started it: a person, a token, the identity provider whose SCIM changes it holds
+      info.startedBy ?? '—',
       targetText(info.options.target),
       `${info.options.resource} · ${info.options.mode}${info.options.dryRun ? ' · dry run' : ''}${storyText(info)}`,
       stateBadge(info.state),

@@ -276,3 +276,36 @@ function lostResult(row: number): RecordResult {
     input: {},
   };
 }
+
+/** Pages of the index read at most for one page of imports from one source. */
+const SOURCE_SCAN_PAGES = 20;
+
+/**
+ * A page of the imports from one source, newest first: the index is read a page at a time until
+ * `limit` are found, the index ends, or SOURCE_SCAN_PAGES pages were read (then `next` goes on
+ * from where the reading stopped, and the page may hold fewer).
+ */
+export async function listImportsFrom(
+  redis: Redis,
+  prefix: string,
+  options: { limit?: number; cursor?: string },
+  source: string,
+): Promise<ImportPage> {
+  const limit = Math.max(1, Math.min(1000, options.limit ?? 50));
+  const found: ImportInfo[] = [];
+  let cursor = options.cursor;
+  for (let read = 0; read < SOURCE_SCAN_PAGES; read++) {
+    const page = await listImportsPage(redis, prefix, { limit, cursor });
+    for (const info of page.imports) {
+      if (info.source !== source) continue;
+      found.push(info);
+      if (found.length === limit) {
+        // the cursor of the last import given: the next page starts after it
+        return { imports: found, next: encodeCursor(String(Date.parse(info.createdAt)), info.id) };
+      }
+    }
+    if (!page.next) return { imports: found };
+    cursor = page.next;
+  }
+  return { imports: found, next: cursor };
+}

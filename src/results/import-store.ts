@@ -47,6 +47,7 @@ import {
 import {
   countImportStates,
   listImports,
+  listImportsFrom,
   listImportsPage,
   pruneImportIndex,
   readImportInfo,
@@ -178,8 +179,17 @@ export class ImportStore {
   }
 
   /** A page of imports, newest first; `next` is the cursor of the following page, if any. */
-  async listPage(options: { limit?: number; cursor?: string } = {}): Promise<ImportPage> {
-    return listImportsPage(this.redis, this.prefix, options);
+  async listPage(
+    options: {
+      limit?: number;
+      cursor?: string;
+      /** Only imports from this source (`scim`, a directory source's name, a file name). */
+      source?: string;
+    } = {},
+  ): Promise<ImportPage> {
+    const { source, ...paging } = options;
+    if (source === undefined) return listImportsPage(this.redis, this.prefix, paging);
+    return listImportsFrom(this.redis, this.prefix, paging, source);
   }
 
   /** How many of the `limit` newest imports are in each state. */

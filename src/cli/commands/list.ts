@@ -8,6 +8,7 @@ import { withContext } from '../with-context.js';
 interface ListOptions {
   limit: number;
   cursor?: string;
+  source?: string;
   json?: boolean;
 }
 
@@ -70,25 +71,38 @@ export function registerListCommand(program: Command): void {
     .description('List recent imports, newest first, with their state and counts')
     .option('--limit <n>', 'imports per page (at most 1000)', positiveInteger('--limit'), 20)
     .option('--cursor <cursor>', 'start after the page that gave this cursor (its "next")')
+    .option(
+      '--source <source>',
+      'only imports from this source: scim (what SCIM changed, and its held plans), a directory source, a file name',
+    )
     .option('--json', 'print {"imports": [...], "next": cursor} as JSON')
     .action(async (options: ListOptions) => {
       await withContext(async (context) => {
         const page = await context.store.listPage({
           limit: Math.min(options.limit, 1000),
           cursor: options.cursor,
+          source: options.source,
         });
         if (options.json) {
           console.log(JSON.stringify(page, null, 2));
           return;
         }
         if (page.imports.length === 0) {
-          console.log(options.cursor ? 'no more imports' : 'no imports yet');
+          console.log(
+            page.next
+              ? `none on this page: porter list${options.source === undefined ? '' : ` --source ${JSON.stringify(options.source)}`} --cursor ${page.next}`
+              : options.cursor
+                ? 'no more imports'
+                : 'no imports yet',
+          );
           return;
         }
         console.log(formatTable([COLUMNS, ...page.imports.map(row)]));
         // ok: succeeded records (planned ones for a dry run or a held sync)
         if (page.next)
-          console.log(`\nmore: porter list --limit ${options.limit} --cursor ${page.next}`);
+          console.log(
+            `\nmore: porter list --limit ${options.limit}${options.source === undefined ? '' : ` --source ${JSON.stringify(options.source)}`} --cursor ${page.next}`,
+          );
       });
     });
 }

@@ -164,7 +164,7 @@ export async function importRoutes(
   const { context } = options;
   await app.register(uploadRoute, options);
 
-  app.get<{ Querystring: { limit?: number; cursor?: string } }>(
+  app.get<{ Querystring: { limit?: number; cursor?: string; source?: string } }>(
     '/v1/imports',
     {
       schema: {
@@ -177,6 +177,12 @@ export async function importRoutes(
           properties: {
             limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
             cursor: { type: 'string', maxLength: 200 },
+            source: {
+              type: 'string',
+              maxLength: 500,
+              description:
+                'Only imports from this source: `scim` (what SCIM changed, its held plans), a directory source, a file name.',
+            },
           },
         },
         response: { 200: { type: 'array', items: importSchema } },
@@ -184,9 +190,11 @@ export async function importRoutes(
     },
     async (request, reply) => {
       const limit = request.query.limit ?? 100;
-      const page = await context.store.listPage({ limit, cursor: request.query.cursor });
+      const { cursor, source } = request.query;
+      const page = await context.store.listPage({ limit, cursor, source });
       if (page.next) {
-        const next = `/v1/imports?limit=${limit}&cursor=${encodeURIComponent(page.next)}`;
+        const from = source === undefined ? '' : `&source=${encodeURIComponent(source)}`;
+        const next = `/v1/imports?limit=${limit}${from}&cursor=${encodeURIComponent(page.next)}`;
         void reply.header('x-next-cursor', page.next).header('link', `<${next}>; rel="next"`);
       }
       // a target-limited token sees its targets' imports only
