@@ -37,6 +37,9 @@ export interface ScimChange {
 
 const JOURNAL_LOCK = { ttlMs: 10_000, waitMs: 5_000 };
 
+/** The journals this process is finding or opening, by prefix, target, principal and hour. */
+const asking = new Map<string, Promise<string>>();
+
 /** The columns of a journal's report: what SCIM did, to whom. */
 const COLUMNS = ['userId', 'userName', 'change'];
 
@@ -130,9 +133,22 @@ export class ScimJournal {
     await store.recordResults(journal, [result]);
   }
 
-  /** The principal's open journal of this hour: opened when there is none, ending an older one. */
-  private async journalOf(principal: string): Promise<string> {
+  /**
+   * The principal's open journal of this hour: opened when there is none, ending an older one.
+   * The changes of one process that ask at once share one answer.
+   */
+  private journalOf(principal: string): Promise<string> {
     const hour = hourOf(Date.now());
+    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${principal}\n${hour}`;
+    let asked = asking.get(key);
+    if (!asked) {
+      asked = this.findOrOpen(principal, hour).finally(() => asking.delete(key));
+      asking.set(key, asked);
+    }
+    return asked;
+  }
+
+  private async findOrOpen(principal: string, hour: number): Promise<string> {
     const open = await this.openOf(principal);
     if (open && open.hour === hour) return open.id;
     return withRedisLock(this.context.redis, this.keys.lock, JOURNAL_LOCK, async () => {

@@ -64,6 +64,11 @@ describe('SCIM creates gathered into multi-record calls', () => {
     expect(posts).toBeGreaterThanOrEqual(2);
     expect(posts).toBeLessThanOrEqual(4);
     for (const name of names) expect(held(name)).toBe(1);
+    // all fifty are kept in one journal (src/app/scim-journal.ts), each once
+    const journals = await pipeline.context.store.listPage({ source: 'scim' });
+    expect(journals.imports).toHaveLength(1);
+    const kept = (await pipeline.results(journals.imports[0]!.id)).map((result) => result.key);
+    expect(kept.sort()).toEqual([...names].sort());
     // the answer is the user as a read shows it, version included
     const read = await scim('GET', `/Users/${answers[7]!.body.id}`);
     expect(read.body).toEqual(answers[7]!.body);
