@@ -38,6 +38,7 @@ import { loadChannels, type ChannelSet } from '../notify/channels.js';
 import type { DeliveryJob } from '../notify/notifier.js';
 import { retryAttempts, type RetrySchedule } from '../notify/retry-schedule.js';
 import { createNotifyQueue } from '../queue/notify-queue.js';
+import { keepStringMethodsFast } from '../util/string-methods.js';
 
 export interface PorterContext {
   readonly env: Env;
@@ -122,6 +123,8 @@ export async function createPorterContext(
   }
   // commands issued in the same tick go out in one write: batches in hand share round trips
   const redis = createRedisConnection(env, 'commands');
+  // ioredis, loaded by now, left String.prototype slow (src/util/string-methods.ts)
+  keepStringMethodsFast();
   const bullConnection = createRedisConnection(env, 'queue');
   const watch = watchRedis(logger, describeRedis(env));
   watch.add(redis);
