@@ -58,6 +58,8 @@ export class UserCreateGatherer {
   private timer: NodeJS.Timeout | undefined;
   /** The read of the target's users that the open window's names are checked against. */
   private listing: Listing | undefined;
+  /** The last read of the names, kept while it is fresh. */
+  private names: Listing | undefined;
   /** Name keys of creates sent and not yet answered, with how many. */
   private readonly inFlight = new Map<string, number>();
   /**
@@ -121,35 +123,52 @@ export class UserCreateGatherer {
     else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
   }
 
-  /** Starts a read of the target's users, awaited when the window closes. */
+  /**
+   * The names of the target's users: the last read while it is fresh (NAMES_FRESH_MS), else a
+   * new one, awaited when the window closes. Only their look-alike keys are kept.
+   */
   private read(): Listing {
-    const users = this.client.listUsers();
-    // a failure fails the window's creates when it is awaited
-    users.catch(() => {});
-    return { users, startedAt: Date.now() };
+    const now = Date.now();
+    if (this.names && now - this.names.startedAt < NAMES_FRESH_MS) return this.names;
+    const names = this.client.listUsers().then((users) => {
+      const keys = new Map<string, string>();
+      for (const user of users) keys.set(nameKey(user.username), `user ${user.userId}`);
+      return keys;
+    });
+    const listing: Listing = { names, startedAt: now };
+    this.names = listing;
+    // a failure fails the window's creates when it is awaited, and is not kept
+    names.catch(() => {
+      if (this.names === listing) this.names = undefined;
+    });
+    return listing;
+  }
+
+  /** Reads the names again at the next create: a user was deleted or renamed. */
+  forgetNames(): void {
+    this.names = undefined;
   }
 
   private async send(batch: Pending[], listing: Listing): Promise<void> {
-    let users: UserRecord[];
+    let names: ReadonlyMap<string, string>;
     try {
-      users = await listing.users;
+      names = await listing.names;
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;
     }
+    // a user created before the read started is in it (or was deleted since, and its name is
+    // free again); one created since is checked here, and so are the batch's own names
     const holders = new Map<string, string>();
-    for (const user of users) holders.set(nameKey(user.username), `user ${user.userId}`);
-    // a user created before this read started is in it (or was deleted since, and its name is
-    // free again); one created since is checked here
     const now = Date.now();
     for (const [key, at] of this.recent) {
       if (now - at > RECENT_KEEP_MS) this.recent.delete(key);
-      else if (at >= listing.startedAt && !holders.has(key))
-        holders.set(key, 'a user just created');
+      else if (at >= listing.startedAt) holders.set(key, 'a user just created');
     }
     const accepted: Pending[] = [];
     for (const pending of batch) {
       const holder =
+        names.get(pending.key) ??
         holders.get(pending.key) ??
         (this.inFlight.has(pending.key) ? 'a user being created' : undefined);
       if (holder !== undefined) {
@@ -250,9 +269,16 @@ const BATCHES_IN_FLIGHT = 4;
 /** How long a created name is remembered: longer than any read of the users may take. */
 const RECENT_KEEP_MS = 10 * 60_000;
 
-/** A read of the target's users, and when it was asked for. */
+/**
+ * How long one read of the users' names serves the creates that follow. A name taken by another
+ * route (a file import, another API process) within it is refused by the DAM when it is the same
+ * name, and may be missed when it only looks alike.
+ */
+const NAMES_FRESH_MS = 10_000;
+
+/** A read of the target's users' names (look-alike key → who holds it), and when it was asked for. */
 interface Listing {
-  users: Promise<UserRecord[]>;
+  names: Promise<ReadonlyMap<string, string>>;
   startedAt: number;
 }
 

@@ -37,6 +37,9 @@ export interface ScimChange {
 
 const JOURNAL_LOCK = { ttlMs: 10_000, waitMs: 5_000 };
 
+/** Changes waiting for this tick's keeping, by prefix, target and principal. */
+const keeping = new Map<string, { changes: ScimChange[]; kept: Promise<void> }>();
+
 /** The journals this process is finding or opening, by prefix, target, principal and hour. */
 const asking = new Map<string, Promise<string>>();
 
@@ -107,30 +110,59 @@ export class ScimJournal {
   /** Keeps a change SCIM applied in its principal's journal of this hour. */
   async record(change: ScimChange): Promise<void> {
     const principal = currentActor()?.principal?.name ?? 'unknown';
+    // the changes of one moment (a gathered batch of creates) are kept in one go
+    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${principal}`;
+    let pending = keeping.get(key);
+    if (!pending) {
+      const changes: ScimChange[] = [];
+      const kept = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        keeping.delete(key);
+        return this.keep(principal, changes);
+      });
+      pending = { changes, kept };
+      keeping.set(key, pending);
+    }
+    pending.changes.push(change);
+    return pending.kept;
+  }
+
+  /** Keeps changes in the principal's journal: their rows, undo entries, then results. */
+  private async keep(principal: string, changes: readonly ScimChange[]): Promise<void> {
     const { redis, store } = this.context;
     const journal = await this.journalOf(principal);
     const rows = this.keys.rows(journal);
-    const [[, row]] = (await redis.multi().incr(rows).expire(rows, store.ttlSeconds).exec()) as [
-      [null, number],
-      [null, number],
-    ];
-    const result: RecordResult = {
-      row,
-      key: change.username,
-      action: change.action,
-      status: 'succeeded',
-      id: change.userId,
-      input: { userId: String(change.userId), userName: change.username, change: change.action },
-    };
-    const entry = undoOf(change, row);
-    // the undo entry before the result: a result whose entry is missing would undo nothing
-    if (entry) {
+    const [[, last]] = (await redis
+      .multi()
+      .incrby(rows, changes.length)
+      .expire(rows, store.ttlSeconds)
+      .exec()) as [[null, number], [null, number]];
+    const first = last - changes.length + 1;
+    const entries = new Map<number, string>();
+    const results = changes.map((change, index): RecordResult => {
+      const row = first + index;
+      const entry = undoOf(change, row);
+      if (entry) entries.set(row, encodeUndoEntry('users', entry));
+      return {
+        row,
+        key: change.username,
+        action: change.action,
+        status: 'succeeded',
+        id: change.userId,
+        input: {
+          userId: String(change.userId),
+          userName: change.username,
+          change: change.action,
+        },
+      };
+    });
+    // the undo entries before the results: a result whose entry is missing would undo nothing
+    if (entries.size > 0) {
       await new UndoLog(redis, this.context.env.PORTER_PREFIX, store.ttlSeconds).keep(
         journal,
-        new Map([[row, encodeUndoEntry('users', entry)]]),
+        entries,
       );
     }
-    await store.recordResults(journal, [result]);
+    await store.recordResults(journal, results);
   }
 
   /**

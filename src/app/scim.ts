@@ -32,7 +32,7 @@ import type { ResourceKind } from '../scim/resource-schemas.js';
 import { scimInvalid } from '../scim/scim-error.js';
 import { ShadowStore } from '../scim/shadow-store.js';
 import type { PorterContext } from './context.js';
-import { nameKey, nameTaken, userCreateGatherer } from './scim-gather.js';
+import { nameKey, nameTaken, userCreateGatherer, type UserCreateGatherer } from './scim-gather.js';
 import { ScimRemovalGuard } from './scim-hold.js';
 import { ScimJournal } from './scim-journal.js';
 
@@ -207,6 +207,14 @@ export class ScimTarget {
 
   // ---- users ----
 
+  /** The target's gatherer of user creates (scim-gather.ts). */
+  private creates(): UserCreateGatherer {
+    return userCreateGatherer(this.client, {
+      windowMs: this.context.env.PORTER_SCIM_WINDOW_MS,
+      maxBatch: this.context.env.PORTER_SCIM_MAX_BATCH,
+    });
+  }
+
   /** The DAM fields the mapping gives for a SCIM user; PORTER_SCIM_INVALID when it fails. */
   private async mapUser(resource: JsonObject): Promise<Record<string, unknown>> {
     const evaluator = await userEvaluator(this.context);
@@ -258,10 +266,7 @@ export class ScimTarget {
       type: GENERAL_USER,
       ...(anchor !== undefined ? { substitutionMap: withUserAnchor({}, anchor) } : {}),
     } as UserRecord;
-    const created = await userCreateGatherer(this.client, {
-      windowMs: this.context.env.PORTER_SCIM_WINDOW_MS,
-      maxBatch: this.context.env.PORTER_SCIM_MAX_BATCH,
-    }).create(record);
+    const created = await this.creates().create(record);
     const userId = String(created.userId);
     const shadow = await this.shadows.put(this.target, 'User', userId, resource);
     // what the server holds: the fields sent, as it returned them (a new user is in no group)
@@ -339,6 +344,8 @@ export class ScimTarget {
       return this.written('User', await this.userView(current));
     } else {
       await this.client.putUsers([record as UserRecord]);
+      // the old name is free again for a create
+      if (current.username !== name) this.creates().forgetNames();
       await this.journal.record({ ...change, action: 'update' });
     }
     await this.shadows.put(this.target, 'User', String(current.userId), resource);
@@ -382,6 +389,7 @@ export class ScimTarget {
       { kind: 'delete', userId: current.userId!, username: current.username ?? '' },
       async () => {
         await this.client.deleteUsers([{ userId: current.userId! }]);
+        this.creates().forgetNames();
         await this.shadows.remove(this.target, 'User', id);
         await this.journal.record({
           action: 'delete',
