@@ -5,9 +5,10 @@
  * goes out in one POST of the admin interface, and each request is answered with its own
  * record's result.
  *
- * The names are checked against one read of the target's users, started when the window opens
- * so that it overlaps the wait: a name, or a look-alike of one, held by a user or by a create
- * still in flight in this process is refused as uniqueness, and so is the second of two
+ * The names are checked against a read of the target's users' names (kept NAMES_FRESH_MS, read
+ * again after a SCIM delete or rename; a new read starts when a window opens, so that it overlaps
+ * the wait): a name, or a look-alike of one, held by a user, by a user this process created since
+ * the read, or by a create still in flight is refused as uniqueness, and so is the second of two
  * look-alikes in one window. While one batch is being sent the next gathers, and leaves when it
  * is answered (a group commit): the busier the target, the fuller the calls.
  *
