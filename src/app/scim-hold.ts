@@ -11,12 +11,12 @@
 import { hashTag } from '../redis/key-tags.js';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
-import type { ImportOptions, RecordResult } from '../model/import.js';
+import type { RecordResult } from '../model/import.js';
 import { RemovalBudget } from '../scim/removal-budget.js';
-import { bindTarget } from '../targets/job-target.js';
 import type { PorterContext } from './context.js';
 import { emitInBackground } from './notify.js';
 import { withRedisLock } from '../redis/redis-lock.js';
+import { scimImportOptions } from './scim-journal.js';
 
 /** The source label of a held SCIM plan and of the import that releases it. */
 export const SCIM_PLAN_SOURCE = 'scim';
@@ -241,17 +241,8 @@ export class ScimRemovalGuard {
       row = await redis.incr(this.keys.rows(planId!));
       await store.addToHeld(planId!, [result(row)]);
     } else {
-      const options: ImportOptions = {
-        target: this.target,
-        resource: 'users',
-        mode: 'update',
-        batchSize: 100,
-        listSeparator: '|',
-        emptyAsClear: false,
-        allowAdmin: false,
-      };
       const plan = await store.create({
-        options: { ...options, ...bindTarget(this.context.targets, options, { writes: true }).ref },
+        options: scimImportOptions(this.context, this.target, 'update'),
         source: SCIM_PLAN_SOURCE,
         columns: ['userId', 'userName', 'change'],
       });

@@ -24,6 +24,27 @@ import { UndoLog } from '../results/undo-log.js';
 /** The source of SCIM's imports: its journals and its held plans. */
 export const SCIM_SOURCE = 'scim';
 
+/**
+ * The options of an import SCIM keeps (a journal, a held plan): users of `target`, bound to it
+ * as a write (src/targets/job-target.ts).
+ */
+export function scimImportOptions(
+  context: PorterContext,
+  target: string,
+  mode: ImportOptions['mode'],
+): ImportOptions {
+  const options: ImportOptions = {
+    target,
+    resource: 'users',
+    mode,
+    batchSize: 100,
+    listSeparator: '|',
+    emptyAsClear: false,
+    allowAdmin: false,
+  };
+  return { ...options, ...bindTarget(context.targets, options, { writes: true }).ref };
+}
+
 /** One change SCIM applied to a DAM user. */
 export interface ScimChange {
   action: Extract<RecordAction, 'create' | 'update' | 'lock' | 'delete'>;
@@ -187,20 +208,8 @@ export class ScimJournal {
       const again = await this.openOf(principal);
       if (again && again.hour === hour) return again.id;
       if (again) await this.end(principal, again.id);
-      const options: ImportOptions = {
-        target: this.target,
-        resource: 'users',
-        mode: 'upsert',
-        batchSize: 100,
-        listSeparator: '|',
-        emptyAsClear: false,
-        allowAdmin: false,
-      };
       const info = await this.context.store.create({
-        options: {
-          ...options,
-          ...bindTarget(this.context.targets, options, { writes: true }).ref,
-        },
+        options: scimImportOptions(this.context, this.target, 'upsert'),
         source: SCIM_SOURCE,
         columns: COLUMNS,
       });
