@@ -122,7 +122,8 @@ describe('console: targets', () => {
       list.getByRole('row', { name: new RegExp(importId) }).textContent(),
     ).toContain('second');
     // newest first: the second target's import, then the one the test started on `default`
-    const targetCell = (row: number) => list.getByRole('row').nth(row).getByRole('cell').nth(2);
+    // columns: Import, Source, By, Target, …
+    const targetCell = (row: number) => list.getByRole('row').nth(row).getByRole('cell').nth(3);
     expect(await targetCell(1).textContent()).toBe('second');
     expect(await targetCell(2).textContent()).toBe('default');
 
