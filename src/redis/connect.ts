@@ -120,7 +120,7 @@ export function createRedisConnection(
       enableAutoPipelining: false,
       // a slot in migration answers TRYAGAIN to a command whose keys are split between the two
       // nodes (or do not exist yet) until its last key has moved: wait it out, about a minute,
-      // before the command fails (a batch then waits and runs again, src/redis/transient.ts)
+      // before the command fails (a batch then waits and runs again, src/redis/wait-out.ts)
       retryDelayOnTryAgain: CLUSTER_TRYAGAIN_DELAY_MS,
       maxRedirections: CLUSTER_MAX_REDIRECTIONS,
       lazyConnect: lazyConnect ?? false,
