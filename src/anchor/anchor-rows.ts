@@ -26,7 +26,12 @@ export interface StagedAnchor {
 /** A row's outcome: matched (its record changed in place), failed, or skipped. */
 export type AnchorOutcome =
   | { kind: 'matched'; anchor: StagedAnchor }
-  | { kind: 'failed'; error: string }
+  | {
+      kind: 'failed';
+      error: string;
+      /** The keys of the DAM records the row's anchor met, in a conflict. */
+      holders?: string[];
+    }
   | { kind: 'skipped'; reason: string };
 
 export class AnchorRows {
@@ -64,7 +69,12 @@ export class AnchorRows {
     const key = typeof record[keyField] === 'string' ? (record[keyField] as string) : undefined;
     const email = typeof record.email === 'string' ? record.email : undefined;
     const found = this.index.match({ anchor, key, email }, this.settings.join);
-    if (found.kind === 'conflict') return { kind: 'failed', error: found.reason };
+    if (found.kind === 'conflict') {
+      const holders = found.holders.flatMap((holder) =>
+        typeof holder[keyField] === 'string' ? [holder[keyField] as string] : [],
+      );
+      return { kind: 'failed', error: found.reason, holders };
+    }
     if (found.kind === 'new') {
       const status = record.status;
       if (

@@ -286,6 +286,8 @@ class ColumnsSeen {
 interface Chunk {
   stage: StagedRecord[];
   invalid: RecordResult[];
+  /** Keys failed rows stand for besides their own (src/ingest/types.ts `alsoNames`). */
+  alsoNamed: { key: string; row: number }[];
   /** About how many bytes of input the chunk holds. */
   bytes: number;
 }
@@ -300,7 +302,7 @@ class Receiving {
   staged = 0;
   /** A sync: failed rows that name no key. */
   unnamed = 0;
-  private buffer: Chunk = { stage: [], invalid: [], bytes: 0 };
+  private buffer: Chunk = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
   /** The chunk being written; what it holds until written, for a cancel to report. */
   private writing?: { chunk: Chunk; done: Promise<void> };
 
@@ -343,6 +345,7 @@ class Receiving {
       });
     } else {
       buffer.invalid.push(invalidResult(item));
+      for (const key of item.alsoNames ?? []) buffer.alsoNamed.push({ key, row: item.row });
     }
     return (
       buffer.stage.length >= STAGE_CHUNK ||
@@ -366,7 +369,7 @@ class Receiving {
   async startWrite(): Promise<void> {
     await this.drain();
     const chunk = this.buffer;
-    this.buffer = { stage: [], invalid: [], bytes: 0 };
+    this.buffer = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
     const done = this.write(chunk);
     // its failure surfaces at the next drain
     done.catch(() => undefined);
@@ -455,7 +458,7 @@ class Receiving {
       }
       await this.deps.keys.claimKeys(
         this.importId,
-        named.map((result) => ({ key: result.key!, row: result.row })),
+        [...named.map((result) => ({ key: result.key!, row: result.row })), ...chunk.alsoNamed],
         { refuseRepeats: false },
       );
     }
@@ -471,7 +474,7 @@ class Receiving {
     };
     const chunks = this.writing ? [this.writing.chunk, this.buffer] : [this.buffer];
     this.writing = undefined;
-    this.buffer = { stage: [], invalid: [], bytes: 0 };
+    this.buffer = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
     const unsent = chunks
       .flatMap((chunk) => chunk.stage)
       .map((record) => ({

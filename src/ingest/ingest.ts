@@ -186,6 +186,9 @@ function anchored(item: IngestItem, anchors: AnchorRows, anchor: string | undefi
     bytes,
     errorCode: 'PORTER_ANCHOR_CONFLICT',
     key: typeof key === 'string' && key !== '' ? key : undefined,
+    ...(outcome.holders !== undefined && outcome.holders.length > 0
+      ? { alsoNames: outcome.holders }
+      : {}),
     field: 'anchor',
     value: anchor,
     error: `row ${row}: ${outcome.error}`,

@@ -42,6 +42,11 @@ export type IngestItem =
       errorCode: RecordErrorCode;
       /** The record's key (username, group or ACL name) when it was given and valid. */
       key?: string;
+      /**
+       * Keys of DAM records the row stands for though it failed (the accounts its anchor met in a
+       * conflict): a sync never takes them for ones the file leaves out.
+       */
+      alsoNames?: string[];
       /** The (first) field the error is about. */
       field?: string;
       /** Its value as given. */
