@@ -297,7 +297,8 @@ export async function listImportsFrom(
   for (let read = 0; read < SOURCE_SCAN_PAGES; read++) {
     const page = await listImportsPage(redis, prefix, { limit, cursor });
     for (const info of page.imports) {
-      if (info.source !== source) continue;
+      // the source of an upload is its file name; a directory source's import names it too
+      if (info.source !== source && info.options.source?.name !== source) continue;
       found.push(info);
       if (found.length === limit) {
         // the cursor of the last import given: the next page starts after it

@@ -137,6 +137,11 @@ describe('POST /v1/source-imports', () => {
     expect(info.options.mode).toBe('sync');
     for (const uid of ['ann', 'bob', 'cat'])
       expect(status(pipeline, `httpsrc.${uid}`)).toBe('Active');
+    // the imports of a source are listed by its name
+    const listed = await fetch(`${baseUrl}/v1/imports?source=dir`, {
+      headers: { authorization: `Bearer ${API_TOKEN}` },
+    });
+    expect(((await listed.json()) as { id: string }[]).map((one) => one.id)).toEqual([started.id]);
 
     const audit = await fetch(
       `${baseUrl}/v1/audit?who=token:src-operator&action=import.start&since=1h`,
