@@ -11,7 +11,7 @@
 import { hashTag } from '../redis/key-tags.js';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
-import type { RecordResult } from '../model/import.js';
+import { SCIM_SOURCE, type RecordResult } from '../model/import.js';
 import { RemovalBudget } from '../scim/removal-budget.js';
 import type { PorterContext } from './context.js';
 import { emitInBackground } from './notify.js';
@@ -19,7 +19,7 @@ import { withRedisLock } from '../redis/redis-lock.js';
 import { scimImportOptions } from './scim-journal.js';
 
 /** The source label of a held SCIM plan and of the import that releases it. */
-export const SCIM_PLAN_SOURCE = 'scim';
+export const SCIM_PLAN_SOURCE = SCIM_SOURCE;
 /** Seconds a provider is told to wait before it sends a held change again. */
 export const SCIM_HELD_RETRY_AFTER_SECONDS = 300;
 /** Opening or adding to the held plan takes a few Redis calls; a holder that died frees it soon. */

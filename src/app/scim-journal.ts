@@ -10,7 +10,12 @@
  * same principal and target after its hour, or when an undo asks for it (endScimJournal).
  */
 import type { UserRecord } from '../admin/schemas.js';
-import type { ImportOptions, RecordAction, RecordResult } from '../model/import.js';
+import {
+  SCIM_SOURCE,
+  type ImportOptions,
+  type RecordAction,
+  type RecordResult,
+} from '../model/import.js';
 import { mergeRecord } from '../plan/merge.js';
 import { encodeUndoEntry, undoEntryOf, type UndoEntry } from '../plan/undo-entry.js';
 import { plannedOp } from '../plan/planned-op.js';
@@ -21,8 +26,7 @@ import { bindTarget } from '../targets/job-target.js';
 import type { PorterContext } from './context.js';
 import { UndoLog } from '../results/undo-log.js';
 
-/** The source of SCIM's imports: its journals and its held plans. */
-export const SCIM_SOURCE = 'scim';
+export { SCIM_SOURCE };
 
 /**
  * The options of an import SCIM keeps (a journal, a held plan): users of `target`, bound to it

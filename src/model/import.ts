@@ -368,3 +368,6 @@ export interface SyncPlanInfo {
   /** The held sync this import applies (approved). */
   approvedFrom?: string;
 }
+
+/** The source of the imports SCIM keeps: an hour's changes of one token, a held plan. */
+export const SCIM_SOURCE = 'scim';

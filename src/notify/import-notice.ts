@@ -3,7 +3,7 @@
  * failed, target unreachable (failed before anything could be sent), or a sync held over its
  * deletion threshold. Cancelled imports make none: a person did it.
  */
-import type { ImportInfo } from '../model/import.js';
+import { SCIM_SOURCE, type ImportInfo } from '../model/import.js';
 import { whyLines } from '../results/import-why.js';
 import { DEFAULT_TARGET } from '../targets/targets.js';
 import type { NotifyEventInput } from './notify-event.js';
@@ -51,6 +51,9 @@ export function importNotice(
     key: `${info.id}.${info.state}`,
     page: `imports/${encodeURIComponent(info.id)}`,
   };
+  // what SCIM keeps as imports (src/app/scim-journal.ts: an hour's journal, a held plan) tells
+  // no one when it ends: a held plan is told as scim.deletes_held, a journal is no one's work
+  if (info.source === SCIM_SOURCE) return undefined;
   switch (info.state) {
     case 'held': {
       const { locks, deletes, threshold, inScope } = info.sync ?? {
