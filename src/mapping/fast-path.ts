@@ -1,7 +1,7 @@
 /**
- * A synchronous evaluator for the part of JSONata most mappings use: column reads, literals,
- * comparisons, `&`, `and`/`or`, `? :`, `in`, array constructors and the common string functions,
- * plus porter's own. JSONata's evaluator is asynchronous at every step, which costs more than
+ * A synchronous evaluator for the part of JSONata most mappings use: column reads and fields of
+ * nested objects, literals, comparisons, `&`, `and`/`or`, `? :`, `in`, array constructors and
+ * the common string functions, plus porter's own. JSONata's evaluator is asynchronous at every step, which costs more than
  * the rest of ingest; this one costs a few function calls.
  *
  * It computes exactly what JSONata would, or gives up: a node it does not know makes the whole
@@ -199,7 +199,11 @@ const PORTER_ARITY: Readonly<Record<string, readonly number[]>> = {
   unique: [1, 2],
   parseDate: [2],
   formatDate: [2, 3],
+  primaryValue: [1, 2],
 };
+
+/** Porter functions that take a list of objects as their first argument, as it is stored. */
+const TAKES_OBJECTS: ReadonlySet<string> = new Set(['primaryValue']);
 
 function equal(left: unknown, right: unknown): boolean {
   return scalar(left) === scalar(right);
@@ -254,13 +258,8 @@ function build(node: ExprNode): FastExpression {
       const value: unknown = node.value;
       return () => value;
     }
-    case 'path': {
-      const steps = node.steps ?? [];
-      const [step] = steps;
-      if (steps.length !== 1 || step.type !== 'name' || hasExtras(step)) return giveUp();
-      const name = String(step.value);
-      return ({ row }) => (Object.hasOwn(row, name) ? scalar(row[name]) : undefined);
-    }
+    case 'path':
+      return buildPath(node.steps ?? []);
     case 'variable':
       if (node.value === 'row') return ({ rowNumber }) => rowNumber;
       return giveUp();
@@ -280,6 +279,45 @@ function build(node: ExprNode): FastExpression {
     default:
       return giveUp();
   }
+}
+
+/**
+ * A column, or a field inside objects (`name.givenName`, a SCIM extension's `` `urn:…`.department ``).
+ * Only plain objects are walked: a list on the way (which JSONata maps over) or at the end gives
+ * the record to JSONata, and so does text, a number or null where an object is expected.
+ */
+function buildPath(steps: ExprNode[], objects = false): FastExpression {
+  if (steps.length === 0) return giveUp();
+  // a list of objects, or one, read as it is stored (for a function that takes one)
+  const read = objects ? storedObjects : scalar;
+  const names = steps.map((step) => {
+    if (step.type !== 'name' || hasExtras(step)) return giveUp();
+    return String(step.value);
+  });
+  if (names.length === 1) {
+    const [name] = names as [string];
+    return ({ row }) => (Object.hasOwn(row, name) ? read(row[name]) : undefined);
+  }
+  return ({ row }) => {
+    let value: unknown = row;
+    for (const name of names) {
+      if (value === undefined) return undefined;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return giveUp();
+      value = Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
+    }
+    return read(value);
+  };
+}
+
+function plainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An object, a list of objects, or a single value: what JSONata would hand a function. */
+function storedObjects(value: unknown): unknown {
+  if (plainObject(value)) return value;
+  if (Array.isArray(value)) return value.every(plainObject) ? value : giveUp();
+  return scalar(value);
 }
 
 function buildCondition(node: ExprNode): FastExpression {
@@ -420,6 +458,10 @@ function buildCall(node: ExprNode): FastExpression {
     };
   }
   const porter = PORTER_FUNCTIONS[name];
+  const first = node.arguments?.[0];
+  if (TAKES_OBJECTS.has(name) && first !== undefined && (first.type as string) === 'path') {
+    if (!hasExtras(first)) args[0] = buildPath(first.steps ?? [], true);
+  }
   if (porter !== undefined && PORTER_ARITY[name].includes(args.length)) {
     return (input) => {
       const values = args.map((arg) => arg(input));

@@ -23,7 +23,32 @@ function text(name: string, value: unknown, what: string): string {
   return value;
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The value of a multi-valued attribute (SCIM's emails, phoneNumbers, …: objects with `value`,
+ * `type`, `primary`): the first item marked primary, else the first of `type`, else the first;
+ * only items whose value is text count. One item may be given as it is.
+ */
+function primaryValue(items: unknown, type: unknown): string | undefined {
+  if (items === undefined) return undefined;
+  const list = Array.isArray(items) ? (items as unknown[]) : [items];
+  if (!list.every(isObject)) {
+    throw new MappingFunctionError('$primaryValue: the items must be objects with a value');
+  }
+  const wanted = type === undefined ? undefined : text('primaryValue', type, 'type');
+  const valued = list.filter((item) => typeof item.value === 'string');
+  const chosen =
+    valued.find((item) => item.primary === true) ??
+    (wanted === undefined ? undefined : valued.find((item) => item.type === wanted)) ??
+    valued[0];
+  return chosen?.value as string | undefined;
+}
+
 export const PORTER_FUNCTIONS: Readonly<Record<string, PorterFunction>> = {
+  primaryValue: (_scope, _row, [items, type]) => primaryValue(items, type),
   normalizeDiacritics: (_scope, _row, [value]) =>
     value === undefined
       ? undefined

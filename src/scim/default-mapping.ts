@@ -15,10 +15,8 @@ export const DEFAULT_SCIM_USER_MAPPING = {
     firstName: 'name.givenName',
     middleName: 'name.middleName',
     lastName: 'name.familyName',
-    email:
-      "($e := [emails[primary = true].value, emails[type = 'work'].value, emails.value][0]; $contains($e, '@') ? $e)",
-    phone:
-      "[phoneNumbers[primary = true].value, phoneNumbers[type = 'work'].value, phoneNumbers.value][0]",
+    email: "$contains($primaryValue(emails, 'work'), '@') ? $primaryValue(emails, 'work')",
+    phone: "$primaryValue(phoneNumbers, 'work')",
     position: 'title',
     dept: `${ENTERPRISE}.department`,
     company: `${ENTERPRISE}.organization`,

@@ -1,7 +1,7 @@
 /**
  * The synchronous evaluator against the `jsonata` package, on expressions a seeded generator
  * makes from every function and operator the synchronous evaluator knows, over rows whose
- * columns are missing, null, numbers, text, booleans and lists. For each expression and row,
+ * columns are missing, null, numbers, text, booleans, lists and objects. For each expression and row,
  * the synchronous evaluator must give JSONata's value, or fail as JSONata does (the same error
  * code, or the same message for porter's own functions), or hand the record to JSONata.
  */
@@ -16,9 +16,30 @@ const SEED = Number(process.env.PORTER_DIFF_SEED ?? 20_270_301);
 const EXPRESSIONS = 600;
 
 const ROWS: ReadonlyArray<Record<string, unknown>> = [
-  { s: 'Hello World', t: 'x@y', e: '', n: 3, f: -2.5, z: null, b: true, l: ['a', 'b'] },
-  { s: 'abc', t: '', e: '', n: 0, f: 1.5, z: null, b: false, l: [] },
-  { s: ' José  Müller ', t: 'a,b', n: 12, l: ['x'] },
+  {
+    s: 'Hello World',
+    t: 'x@y',
+    e: '',
+    n: 3,
+    f: -2.5,
+    z: null,
+    b: true,
+    l: ['a', 'b'],
+    o: { s: 'Ada', n: 2, z: null, b: false, l: ['x'], p: { q: 'deep' }, 'u:v': 'urn' },
+  },
+  {
+    s: 'abc',
+    t: '',
+    e: '',
+    n: 0,
+    f: 1.5,
+    z: null,
+    b: false,
+    l: [],
+    o: [{ s: 'one' }, { s: 'two' }],
+  },
+  { s: ' José  Müller ', t: 'a,b', n: 12, l: ['x'], o: 'text' },
+  { o: { p: [{ q: 'a' }], s: '' } },
   {},
 ];
 
@@ -47,6 +68,18 @@ const LEAVES = [
   'null',
   '$row',
   "['a', 'b']",
+  // fields of nested objects (a SCIM resource's name.givenName, an extension's field)
+  'o.s',
+  'o.n',
+  'o.z',
+  'o.b',
+  'o.l',
+  'o.p.q',
+  'o.m',
+  'o.p',
+  '`o`.`u:v`',
+  's.x',
+  'm.x',
 ];
 
 /** Functions with the arities the synchronous evaluator takes. */
@@ -172,5 +205,83 @@ describe('the synchronous evaluator against JSONata, on generated expressions', 
     expect(expected).toEqual({ error: 'T0410' });
     const fast = fastAnswer(source, {}, 1);
     expect(fast).not.toEqual({ value: 'undefined' });
+  });
+});
+
+describe('fields of nested objects', () => {
+  const scim = {
+    userName: 'ada',
+    name: { givenName: 'Ada', familyName: 'Lovelace' },
+    'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { department: 'Maths' },
+    emails: [{ value: 'ada@example.com', primary: true }],
+  };
+
+  it.each([
+    ['name.givenName', '"Ada"'],
+    ["name.givenName & ' ' & name.familyName", '"Ada Lovelace"'],
+    ['`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User`.department', '"Maths"'],
+    ['name.middleName', 'undefined'],
+    ['title.x', 'undefined'],
+  ])('%s is answered without JSONata, as JSONata answers it', async (source, value) => {
+    expect(fastAnswer(source, scim, 1)).toEqual({ value });
+    expect(await jsonataAnswer(source, scim, 1)).toEqual({ value });
+  });
+
+  it('a list on the way is left to JSONata, which maps over it', async () => {
+    expect(fastAnswer('emails.value', scim, 1)).toEqual({ handedOver: true });
+    expect(await jsonataAnswer('emails.value', scim, 1)).toEqual({ value: '"ada@example.com"' });
+  });
+});
+
+describe('$primaryValue, the value of a multi-valued attribute', () => {
+  const rows: Array<Record<string, unknown>> = [
+    {
+      emails: [
+        { value: 'home@example.com', type: 'home' },
+        { value: 'work@example.com', type: 'work' },
+        { value: 'main@example.com', primary: true },
+      ],
+    },
+    { emails: [{ value: 'home@example.com', type: 'home' }, { type: 'work' }] },
+    { emails: [{ value: 'only@example.com' }] },
+    { emails: { value: 'one@example.com', type: 'work' } },
+    { emails: [] },
+    { emails: 'text' },
+    { emails: [{ value: 'a' }, 'text'] },
+    { emails: [[{ value: 'nested' }]] },
+    { user: { emails: [{ value: 'deep@example.com', primary: true }] } },
+    {},
+  ];
+
+  it.each([
+    "$primaryValue(emails, 'work')",
+    '$primaryValue(emails)',
+    "$primaryValue(user.emails, 'work')",
+    "$contains($primaryValue(emails, 'work'), '@') ? $primaryValue(emails, 'work')",
+  ])('%s: the synchronous evaluator answers as JSONata does', async (source) => {
+    const answered: string[] = [];
+    for (const [index, row] of rows.entries()) {
+      const fast = fastAnswer(source, row, index + 1);
+      if ('handedOver' in fast) continue;
+      expect(fast, `row ${index + 1}`).toEqual(await jsonataAnswer(source, row, index + 1));
+      answered.push(JSON.stringify(fast));
+    }
+    expect(answered.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('picks the primary item, else the given type, else the first with a value', async () => {
+    const picks = await Promise.all(
+      rows.slice(0, 5).map((row) => jsonataAnswer("$primaryValue(emails, 'work')", row, 1)),
+    );
+    expect(picks).toEqual([
+      { value: '"main@example.com"' },
+      { value: '"home@example.com"' },
+      { value: '"only@example.com"' },
+      { value: '"one@example.com"' },
+      { value: 'undefined' },
+    ]);
+    expect(fastAnswer("$primaryValue(emails, 'work')", rows[5]!, 1)).toEqual({
+      error: '$primaryValue: the items must be objects with a value',
+    });
   });
 });
