@@ -9,8 +9,9 @@
  * again after a SCIM delete or rename; a new read starts when a window opens, so that it overlaps
  * the wait): a name, or a look-alike of one, held by a user, by a user this process created since
  * the read, or by a create still in flight is refused as uniqueness, and so is the second of two
- * look-alikes in one window. While one batch is being sent the next gathers, and leaves when it
- * is answered (a group commit): the busier the target, the fuller the calls.
+ * look-alikes in one window. While batches are being sent the next gathers, and leaves when one
+ * is answered (a group commit, src/util/window-batcher.ts): the busier the target, the fuller
+ * the calls.
  *
  * A batch the server refuses, or whose outcome is unknown (no answer, a 5xx), is read back by
  * username before anyone is answered: each user it created is answered as created (a server may
@@ -25,6 +26,8 @@ import { AdminError } from '../admin/errors.js';
 import { ERROR_CODES } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
 import { lookalikeKey } from '../ingest/lookalike.js';
+import { WindowBatcher } from '../util/window-batcher.js';
+import { noteUserCount } from './scim-read-gather.js';
 
 export interface GatherOptions {
   /** How long the first create of a window waits for others, in ms. */
@@ -55,10 +58,7 @@ interface Pending {
 }
 
 export class UserCreateGatherer {
-  private waiting: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  /** The read of the target's users that the open window's names are checked against. */
-  private listing: Listing | undefined;
+  private readonly batcher: WindowBatcher<Pending, Listing>;
   /** The last read of the names, kept while it is fresh. */
   private names: Listing | undefined;
   /** Name keys of creates sent and not yet answered, with how many. */
@@ -68,15 +68,18 @@ export class UserCreateGatherer {
    * may not show them, so they are checked beside it.
    */
   private readonly recent = new Map<string, number>();
-  /** Batches being sent (at most BATCHES_IN_FLIGHT); more wait, gathering what arrives. */
-  private sending = 0;
-  /** The window closed (or filled) while a batch was being sent. */
-  private due = false;
 
   constructor(
     private readonly client: AdminClient,
-    private readonly options: GatherOptions,
-  ) {}
+    options: GatherOptions,
+  ) {
+    // a window's opening starts the read its names are checked against
+    this.batcher = new WindowBatcher(
+      { ...options, inFlight: BATCHES_IN_FLIGHT },
+      (batch, listing) => this.send(batch, listing),
+      () => this.read(),
+    );
+  }
 
   /** Creates one user; resolves with the record the server returned (with its userId). */
   create(record: UserRecord): Promise<UserRecord> {
@@ -86,42 +89,8 @@ export class UserCreateGatherer {
         this.recent.set(key, Date.now());
         resolve(user);
       };
-      this.waiting.push({ record, key, resolve: created, reject });
-      if (this.waiting.length === 1) {
-        this.listing = this.read();
-        this.timer = setTimeout(() => this.flush(), this.options.windowMs);
-      }
-      if (this.waiting.length >= this.options.maxBatch) this.flush();
+      this.batcher.add({ record, key, resolve: created, reject });
     });
-  }
-
-  /** Sends the waiting creates now, or as soon as a batch being sent is answered. */
-  private flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.waiting.length === 0) return;
-    if (this.sending >= BATCHES_IN_FLIGHT) {
-      this.due = true;
-      return;
-    }
-    const batch = this.waiting.splice(0, this.options.maxBatch);
-    const listing = this.listing!;
-    this.listing = undefined;
-    this.due = false;
-    this.sending += 1;
-    void this.send(batch, listing).finally(() => {
-      this.sending -= 1;
-      this.next();
-    });
-    this.next();
-  }
-
-  /** What is left waiting after a batch left or was answered: sent now, or its window opened. */
-  private next(): void {
-    if (this.waiting.length === 0) return;
-    this.listing ??= this.read();
-    if (this.due || this.waiting.length >= this.options.maxBatch) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
   }
 
   /**
@@ -132,6 +101,7 @@ export class UserCreateGatherer {
     const now = Date.now();
     if (this.names && now - this.names.startedAt < NAMES_FRESH_MS) return this.names;
     const names = this.client.listUsers().then((users) => {
+      noteUserCount(this.client, users.length);
       const keys = new Map<string, string>();
       for (const user of users) keys.set(nameKey(user.username), `user ${user.userId}`);
       return keys;
@@ -253,7 +223,7 @@ export class UserCreateGatherer {
  * Whether a user the server holds has the values a create sent: every text field but
  * `position`, which the admin interface answers empty (docs/sandbox.md).
  */
-function holdsSent(sent: UserRecord, user: UserRecord): boolean {
+export function holdsSent(sent: UserRecord, user: UserRecord): boolean {
   for (const [field, value] of Object.entries(sent)) {
     if (typeof value !== 'string' || field === 'position') continue;
     if ((user as Record<string, unknown>)[field] !== value) return false;
@@ -265,7 +235,7 @@ function holdsSent(sent: UserRecord, user: UserRecord): boolean {
  * Batches of one target sent at once by one process; the next waits for one of them, gathering
  * meanwhile. More than one keeps a slow DAM from making every create wait for the one before.
  */
-const BATCHES_IN_FLIGHT = 4;
+export const BATCHES_IN_FLIGHT = 4;
 
 /** How long a created name is remembered: longer than any read of the users may take. */
 const RECENT_KEEP_MS = 10 * 60_000;

@@ -31,10 +31,22 @@ import { project, type Projection } from '../scim/projection.js';
 import type { ResourceKind } from '../scim/resource-schemas.js';
 import { scimInvalid } from '../scim/scim-error.js';
 import { ShadowStore } from '../scim/shadow-store.js';
+import { KeyedSerial } from '../util/keyed-serial.js';
 import type { PorterContext } from './context.js';
-import { nameKey, nameTaken, userCreateGatherer, type UserCreateGatherer } from './scim-gather.js';
+import {
+  nameKey,
+  nameTaken,
+  userCreateGatherer,
+  type GatherOptions,
+  type UserCreateGatherer,
+} from './scim-gather.js';
+import { noteUserCount, userReadGatherer } from './scim-read-gather.js';
+import { userUpdateGatherer, type UserUpdateGatherer } from './scim-update-gather.js';
 import { ScimRemovalGuard } from './scim-hold.js';
 import { ScimJournal } from './scim-journal.js';
+
+/** Per admin client (per target, per process), the writes of each resource, one at a time. */
+const resourceWrites = new WeakMap<AdminClient, KeyedSerial<string>>();
 
 export interface ScimQuery extends Projection {
   filter?: string;
@@ -111,7 +123,14 @@ export class ScimTarget {
       const exact = await this.client.listUsers({ username: name });
       if (exact.length > 0) return exact;
     }
-    return this.client.listUsers();
+    return this.allUsers();
+  }
+
+  /** Every user of the target (and its size noted, for the gathered reads). */
+  private async allUsers(): Promise<UserRecord[]> {
+    const users = await this.client.listUsers();
+    noteUserCount(this.client, users.length);
+    return users;
   }
 
   private async groupNames(): Promise<Map<number, string>> {
@@ -120,7 +139,7 @@ export class ScimTarget {
   }
 
   private async userNames(): Promise<Map<number, string>> {
-    const users = await this.client.listUsers();
+    const users = await this.allUsers();
     return new Map(users.map((user) => [user.userId!, user.username ?? '']));
   }
 
@@ -166,7 +185,8 @@ export class ScimTarget {
   }
 
   private async damUser(id: string): Promise<UserRecord> {
-    const [user] = await this.client.listUsers({ userId: damId('User', id) });
+    // gathered with the reads arriving meanwhile (scim-read-gather.ts)
+    const user = await userReadGatherer(this.client).read(damId('User', id));
     if (!user) throw notFound('User', id);
     return user;
   }
@@ -208,11 +228,33 @@ export class ScimTarget {
   // ---- users ----
 
   /** The target's gatherer of user creates (scim-gather.ts). */
-  private creates(): UserCreateGatherer {
-    return userCreateGatherer(this.client, {
+  /**
+   * A resource's writes, one at a time in this process: a PUT, PATCH or DELETE reads the record
+   * and then writes it whole, so two at once would lose one's change (an identity provider sends
+   * a group's member changes as separate PATCHes). Across processes, If-Match is the guard.
+   */
+  private serially<T>(kind: ResourceKind, id: string, work: () => Promise<T>): Promise<T> {
+    let writes = resourceWrites.get(this.client);
+    if (!writes) {
+      writes = new KeyedSerial<string>();
+      resourceWrites.set(this.client, writes);
+    }
+    return writes.run(`${kind} ${id}`, work);
+  }
+
+  private gathering(): GatherOptions {
+    return {
       windowMs: this.context.env.PORTER_SCIM_WINDOW_MS,
       maxBatch: this.context.env.PORTER_SCIM_MAX_BATCH,
-    });
+    };
+  }
+
+  private creates(): UserCreateGatherer {
+    return userCreateGatherer(this.client, this.gathering());
+  }
+
+  private updates(): UserUpdateGatherer {
+    return userUpdateGatherer(this.client, this.gathering());
   }
 
   /** The DAM fields the mapping gives for a SCIM user; PORTER_SCIM_INVALID when it fails. */
@@ -268,15 +310,18 @@ export class ScimTarget {
     } as UserRecord;
     const created = await this.creates().create(record);
     const userId = String(created.userId);
-    const shadow = await this.shadows.put(this.target, 'User', userId, resource);
     // what the server holds: the fields sent, as it returned them (a new user is in no group)
     const held = { ...record, ...created } as UserRecord;
-    await this.journal.record({
-      action: 'create',
-      userId: created.userId!,
-      username: name,
-      written: held,
-    });
+    // the journal keeps the changes of one moment in one go: asked before anything is awaited
+    const [shadow] = await Promise.all([
+      this.shadows.put(this.target, 'User', userId, resource),
+      this.journal.record({
+        action: 'create',
+        userId: created.userId!,
+        username: name,
+        written: held,
+      }),
+    ]);
     return this.written('User', userResource(held, shadow, new Map(), this.base));
   }
 
@@ -332,7 +377,7 @@ export class ScimTarget {
     if (record.status === 'Locked' && current.status !== 'Locked') {
       // a deactivation: within the target's hourly budget, else held (scim-hold.ts)
       const outcome = await this.removals.guard(removal, () =>
-        this.client.putUsers([record as UserRecord]),
+        this.updates().update(change.written as UserRecord & { userId: number }),
       );
       if (!outcome.applied) return this.written('User', await this.userView(current));
       await this.journal.record({ ...change, action: 'lock' });
@@ -343,22 +388,40 @@ export class ScimTarget {
       // the provider's retry of a deactivation released from a hold: answered as it is now
       return this.written('User', await this.userView(current));
     } else {
-      await this.client.putUsers([record as UserRecord]);
+      // gathered with the updates arriving meanwhile; answered from the record sent and the
+      // one the server returned, as a create is
+      const updated = await this.updates().update(
+        change.written as UserRecord & { userId: number },
+      );
       // the old name is free again for a create
       if (current.username !== name) this.creates().forgetNames();
-      await this.journal.record({ ...change, action: 'update' });
+      const [shadow] = await Promise.all([
+        this.shadows.put(this.target, 'User', String(current.userId), resource),
+        this.journal.record({ ...change, action: 'update' }),
+      ]);
+      const groupNames =
+        (updated.groups ?? []).length > 0 ? await this.groupNames() : new Map<number, string>();
+      return this.written('User', userResource(updated, shadow, groupNames, this.base));
     }
     await this.shadows.put(this.target, 'User', String(current.userId), resource);
     return this.written('User', await this.userView(await this.damUser(String(current.userId))));
   }
 
-  async replaceUser(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+  replaceUser(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+    return this.serially('User', id, () => this.replaceUserNow(id, body, ifMatch));
+  }
+
+  private async replaceUserNow(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
     const current = await this.damUser(id);
     checkIfMatch(ifMatch, String(((await this.userView(current)).meta as JsonObject).version));
     return this.writeUser(current, canonicalResource('User', body, { writable: true }));
   }
 
-  async patchUser(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+  patchUser(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+    return this.serially('User', id, () => this.patchUserNow(id, body, ifMatch));
+  }
+
+  private async patchUserNow(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
     const operations = readPatchOperations(body);
     const current = await this.damUser(id);
     const view = await this.userView(current);
@@ -367,7 +430,11 @@ export class ScimTarget {
     return this.writeUser(current, canonicalResource('User', patched, { writable: true }));
   }
 
-  async deleteUser(id: string, ifMatch?: string): Promise<void> {
+  deleteUser(id: string, ifMatch?: string): Promise<void> {
+    return this.serially('User', id, () => this.deleteUserNow(id, ifMatch));
+  }
+
+  private async deleteUserNow(id: string, ifMatch?: string): Promise<void> {
     let current: UserRecord;
     try {
       current = await this.damUser(id);
@@ -477,14 +544,22 @@ export class ScimTarget {
     return this.written('Group', await this.groupView(await this.damGroup(String(current.id))));
   }
 
-  async replaceGroup(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+  replaceGroup(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+    return this.serially('Group', id, () => this.replaceGroupNow(id, body, ifMatch));
+  }
+
+  private async replaceGroupNow(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
     const current = await this.damGroup(id);
     if (ifMatch !== undefined)
       checkIfMatch(ifMatch, String(((await this.groupView(current)).meta as JsonObject).version));
     return this.writeGroup(current, canonicalResource('Group', body, { writable: true }));
   }
 
-  async patchGroup(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+  patchGroup(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
+    return this.serially('Group', id, () => this.patchGroupNow(id, body, ifMatch));
+  }
+
+  private async patchGroupNow(id: string, body: unknown, ifMatch?: string): Promise<ScimWritten> {
     const operations = readPatchOperations(body);
     const current = await this.damGroup(id);
     const view = await this.groupView(current);
@@ -493,7 +568,11 @@ export class ScimTarget {
     return this.writeGroup(current, canonicalResource('Group', patched, { writable: true }));
   }
 
-  async deleteGroup(id: string, ifMatch?: string): Promise<void> {
+  deleteGroup(id: string, ifMatch?: string): Promise<void> {
+    return this.serially('Group', id, () => this.deleteGroupNow(id, ifMatch));
+  }
+
+  private async deleteGroupNow(id: string, ifMatch?: string): Promise<void> {
     const current = await this.damGroup(id);
     if (ifMatch !== undefined)
       checkIfMatch(ifMatch, String(((await this.groupView(current)).meta as JsonObject).version));
