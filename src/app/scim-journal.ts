@@ -1,15 +1,16 @@
 /**
  * What SCIM changed, kept as imports (docs/scim.md#what-scim-changed). The user changes one
  * principal (an identity provider's token) makes on one target within one clock hour are the
- * records of one import with source `scim`, started by that principal: listed by `porter list
- * --source scim`, reported by `porter report`, shown in the console's imports and target pages,
- * and turned back by `porter undo` like any import. Each change keeps its undo entry
- * (src/plan/undo-entry.ts) as an import's record does.
+ * records of one import with source `scim`, started by that principal, and its group changes
+ * the records of another (an import of groups): listed by `porter list --source scim`, reported
+ * by `porter report`, shown in the console's imports and target pages, and turned back by
+ * `porter undo` like any import. Each change keeps its undo entry (src/plan/undo-entry.ts) as
+ * an import's record does.
  *
  * A journal is `receiving` while its hour lasts. It ends (completed) at the first change of the
  * same principal and target after its hour, or when an undo asks for it (endScimJournal).
  */
-import type { UserRecord } from '../admin/schemas.js';
+import { RESOURCES, type ResourceName } from '../admin/resources.js';
 import {
   SCIM_SOURCE,
   type ImportOptions,
@@ -28,18 +29,22 @@ import { UndoLog } from '../results/undo-log.js';
 
 export { SCIM_SOURCE };
 
+/** The resources SCIM changes: users and groups. */
+export type ScimResource = Extract<ResourceName, 'users' | 'groups'>;
+
 /**
- * The options of an import SCIM keeps (a journal, a held plan): users of `target`, bound to it
- * as a write (src/targets/job-target.ts).
+ * The options of an import SCIM keeps (a journal, a held plan): records of `resource` on
+ * `target`, bound to it as a write (src/targets/job-target.ts).
  */
 export function scimImportOptions(
   context: PorterContext,
   target: string,
   mode: ImportOptions['mode'],
+  resource: ScimResource = 'users',
 ): ImportOptions {
   const options: ImportOptions = {
     target,
-    resource: 'users',
+    resource,
     mode,
     batchSize: 100,
     listSeparator: '|',
@@ -49,15 +54,17 @@ export function scimImportOptions(
   return { ...options, ...bindTarget(context.targets, options, { writes: true }).ref };
 }
 
-/** One change SCIM applied to a DAM user. */
+/** One change SCIM applied to a DAM user or group. */
 export interface ScimChange {
   action: Extract<RecordAction, 'create' | 'update' | 'lock' | 'delete'>;
-  userId: number;
-  username: string;
-  /** The user before the change (not for a create). */
-  before?: UserRecord;
+  /** The record's id (a user's userId, a group's id). */
+  id: number;
+  /** Its name (a user's username, a group's name). */
+  key: string;
+  /** The record before the change (not for a create). */
+  before?: object;
   /** The record written (a create or update); none for a delete. */
-  written?: UserRecord;
+  written?: object;
 }
 
 const JOURNAL_LOCK = { ttlMs: 10_000, waitMs: 5_000 };
@@ -69,7 +76,10 @@ const keeping = new Map<string, { changes: ScimChange[]; kept: Promise<void> }>(
 const asking = new Map<string, Promise<string>>();
 
 /** The columns of a journal's report: what SCIM did, to whom. */
-const COLUMNS = ['userId', 'userName', 'change'];
+const COLUMNS: Readonly<Record<ScimResource, readonly [string, string, string]>> = {
+  users: ['userId', 'userName', 'change'],
+  groups: ['groupId', 'displayName', 'change'],
+};
 
 interface JournalKeys {
   /** Hash: principal → `<importId> <hour>` of the principal's open journal on the target. */
@@ -78,8 +88,8 @@ interface JournalKeys {
   rows(importId: string): string;
 }
 
-function journalKeys(context: PorterContext, target: string): JournalKeys {
-  const base = `${context.env.PORTER_PREFIX}:scim:${hashTag(target)}:journal`;
+function journalKeys(context: PorterContext, target: string, resource: ScimResource): JournalKeys {
+  const base = `${context.env.PORTER_PREFIX}:scim:${hashTag(target)}:journal${resource === 'groups' ? ':groups' : ''}`;
   return {
     open: `${base}:open`,
     lock: `${base}:lock`,
@@ -92,24 +102,25 @@ function hourOf(ms: number): number {
   return Math.floor(ms / 3_600_000);
 }
 
-/** The undo entry of a change, at `row`. */
-function undoOf(change: ScimChange, row: number): UndoEntry | undefined {
-  const base = { row, key: change.username, basis: undefined };
+/** The undo entry of a change to a record of `resource`, at `row`. */
+function undoOf(resource: ScimResource, change: ScimChange, row: number): UndoEntry | undefined {
+  const idField = RESOURCES[resource].idField;
+  const base = { row, key: change.key, basis: undefined };
   if (change.action === 'create') {
     const payload = { ...change.written } as Record<string, unknown>;
-    delete payload.userId;
+    delete payload[idField];
     const op = plannedOp(base, 'create', 'POST', payload, true, []);
-    return undoEntryOf('users', op, { status: 'succeeded', id: change.userId });
+    return undoEntryOf(resource, op, { status: 'succeeded', id: change.id });
   }
   if (change.action === 'delete') {
-    const op = plannedOp(base, 'delete', 'DELETE', { userId: change.userId }, false, [], {
-      existingId: change.userId,
+    const op = plannedOp(base, 'delete', 'DELETE', { [idField]: change.id }, false, [], {
+      existingId: change.id,
       before: change.before as Record<string, unknown>,
     });
-    return undoEntryOf('users', op, { status: 'succeeded' });
+    return undoEntryOf(resource, op, { status: 'succeeded' });
   }
   const before = change.before as Record<string, unknown>;
-  const { changes } = mergeRecord('users', before, change.written as Record<string, unknown>);
+  const { changes } = mergeRecord(resource, before, change.written as Record<string, unknown>);
   const op = plannedOp(
     base,
     change.action,
@@ -117,9 +128,9 @@ function undoOf(change: ScimChange, row: number): UndoEntry | undefined {
     change.written as Record<string, unknown>,
     false,
     [],
-    { existingId: change.userId, changes },
+    { existingId: change.id, changes },
   );
-  return undoEntryOf('users', op, { status: 'succeeded' });
+  return undoEntryOf(resource, op, { status: 'succeeded' });
 }
 
 export class ScimJournal {
@@ -128,15 +139,16 @@ export class ScimJournal {
   constructor(
     private readonly context: PorterContext,
     private readonly target: string,
+    private readonly resource: ScimResource = 'users',
   ) {
-    this.keys = journalKeys(context, target);
+    this.keys = journalKeys(context, target, resource);
   }
 
   /** Keeps a change SCIM applied in its principal's journal of this hour. */
   async record(change: ScimChange): Promise<void> {
     const principal = currentActor()?.principal?.name ?? 'unknown';
     // the changes of one moment (a gathered batch of creates) are kept in one go
-    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${principal}`;
+    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${this.resource}\n${principal}`;
     let pending = keeping.get(key);
     if (!pending) {
       const changes: ScimChange[] = [];
@@ -165,18 +177,19 @@ export class ScimJournal {
     const entries = new Map<number, string>();
     const results = changes.map((change, index): RecordResult => {
       const row = first + index;
-      const entry = undoOf(change, row);
-      if (entry) entries.set(row, encodeUndoEntry('users', entry));
+      const entry = undoOf(this.resource, change, row);
+      if (entry) entries.set(row, encodeUndoEntry(this.resource, entry));
+      const [idColumn, nameColumn, changeColumn] = COLUMNS[this.resource];
       return {
         row,
-        key: change.username,
+        key: change.key,
         action: change.action,
         status: 'succeeded',
-        id: change.userId,
+        id: change.id,
         input: {
-          userId: String(change.userId),
-          userName: change.username,
-          change: change.action,
+          [idColumn]: String(change.id),
+          [nameColumn]: change.key,
+          [changeColumn]: change.action,
         },
       };
     });
@@ -196,7 +209,7 @@ export class ScimJournal {
    */
   private journalOf(principal: string): Promise<string> {
     const hour = hourOf(Date.now());
-    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${principal}\n${hour}`;
+    const key = `${this.context.env.PORTER_PREFIX}\n${this.target}\n${this.resource}\n${principal}\n${hour}`;
     let asked = asking.get(key);
     if (!asked) {
       asked = this.findOrOpen(principal, hour).finally(() => asking.delete(key));
@@ -213,9 +226,9 @@ export class ScimJournal {
       if (again && again.hour === hour) return again.id;
       if (again) await this.end(principal, again.id);
       const info = await this.context.store.create({
-        options: scimImportOptions(this.context, this.target, 'upsert'),
+        options: scimImportOptions(this.context, this.target, 'upsert', this.resource),
         source: SCIM_SOURCE,
-        columns: COLUMNS,
+        columns: [...COLUMNS[this.resource]],
       });
       await this.context.redis
         .multi()
@@ -263,9 +276,15 @@ export class ScimJournal {
  */
 export async function endScimJournal(
   context: PorterContext,
-  info: { id: string; source?: string; settled: boolean; options: { target?: string } },
+  info: {
+    id: string;
+    source?: string;
+    settled: boolean;
+    options: { target?: string; resource: ResourceName };
+  },
 ): Promise<void> {
   if (info.source !== SCIM_SOURCE || info.settled) return;
+  if (info.options.resource !== 'users' && info.options.resource !== 'groups') return;
   const target = info.options.target ?? 'default';
-  await new ScimJournal(context, target).endIfOpen(info.id);
+  await new ScimJournal(context, target, info.options.resource).endIfOpen(info.id);
 }

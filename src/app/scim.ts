@@ -100,6 +100,7 @@ export class ScimTarget {
   private readonly shadows: ShadowStore;
   private readonly removals: ScimRemovalGuard;
   private readonly journal: ScimJournal;
+  private readonly groupJournal: ScimJournal;
 
   /** `base`: the target's SCIM URL, for `location` and `$ref`. */
   constructor(
@@ -111,6 +112,7 @@ export class ScimTarget {
     this.shadows = new ShadowStore(context.redis, context.env.PORTER_PREFIX);
     this.removals = new ScimRemovalGuard(context, target);
     this.journal = new ScimJournal(context, target);
+    this.groupJournal = new ScimJournal(context, target, 'groups');
   }
 
   // ---- reads ----
@@ -315,12 +317,7 @@ export class ScimTarget {
     // the journal keeps the changes of one moment in one go: asked before anything is awaited
     const [shadow] = await Promise.all([
       this.shadows.put(this.target, 'User', userId, resource),
-      this.journal.record({
-        action: 'create',
-        userId: created.userId!,
-        username: name,
-        written: held,
-      }),
+      this.journal.record({ action: 'create', id: created.userId!, key: name, written: held }),
     ]);
     return this.written('User', userResource(held, shadow, new Map(), this.base));
   }
@@ -364,10 +361,10 @@ export class ScimTarget {
     }
     for (const key of Object.keys(record)) if (record[key] === undefined) delete record[key];
     const change = {
-      userId: current.userId!,
-      username: name,
+      id: current.userId!,
+      key: name,
       before: current,
-      written: record as UserRecord,
+      written: record as UserRecord & { userId: number },
     };
     const removal = {
       kind: 'lock' as const,
@@ -377,7 +374,7 @@ export class ScimTarget {
     if (record.status === 'Locked' && current.status !== 'Locked') {
       // a deactivation: within the target's hourly budget, else held (scim-hold.ts)
       const outcome = await this.removals.guard(removal, () =>
-        this.updates().update(change.written as UserRecord & { userId: number }),
+        this.updates().update(change.written),
       );
       if (!outcome.applied) return this.written('User', await this.userView(current));
       await this.journal.record({ ...change, action: 'lock' });
@@ -460,8 +457,8 @@ export class ScimTarget {
         await this.shadows.remove(this.target, 'User', id);
         await this.journal.record({
           action: 'delete',
-          userId: current.userId!,
-          username: current.username ?? '',
+          id: current.userId!,
+          key: current.username ?? '',
           before: current,
         });
       },
@@ -517,16 +514,23 @@ export class ScimTarget {
     await this.checkGroupNameFree(name);
     const users = await this.memberIds(resource);
     const anchor = typeof resource.externalId === 'string' ? resource.externalId : undefined;
-    const [created] = await this.client.postGroups([
-      {
-        name,
-        users,
-        ...(anchor !== undefined ? { description: withGroupAnchor('', anchor) } : {}),
-      },
-    ]);
+    const record: GroupRecord = {
+      name,
+      users,
+      ...(anchor !== undefined ? { description: withGroupAnchor('', anchor) } : {}),
+    };
+    const [created] = await this.client.postGroups([record]);
     if (created?.id === undefined)
       throw new PorterError('PORTER_CONFLICT', `the DAM did not create "${name}"`);
-    await this.shadows.put(this.target, 'Group', String(created.id), resource);
+    await Promise.all([
+      this.shadows.put(this.target, 'Group', String(created.id), resource),
+      this.groupJournal.record({
+        action: 'create',
+        id: created.id,
+        key: name,
+        written: { ...record, ...created },
+      }),
+    ]);
     return this.written('Group', await this.groupView(await this.damGroup(String(created.id))));
   }
 
@@ -537,10 +541,23 @@ export class ScimTarget {
     const anchor =
       typeof resource.externalId === 'string' ? resource.externalId : groupAnchor(current);
     // the group's users array replaces its members in one call, however many they are
-    await this.client.putGroups([
-      { ...current, name, users, description: withGroupAnchor(current.description, anchor) },
+    const written = {
+      ...current,
+      name,
+      users,
+      description: withGroupAnchor(current.description, anchor),
+    };
+    await this.client.putGroups([written]);
+    await Promise.all([
+      this.shadows.put(this.target, 'Group', String(current.id), resource),
+      this.groupJournal.record({
+        action: 'update',
+        id: current.id!,
+        key: name,
+        before: current,
+        written,
+      }),
     ]);
-    await this.shadows.put(this.target, 'Group', String(current.id), resource);
     return this.written('Group', await this.groupView(await this.damGroup(String(current.id))));
   }
 
@@ -577,6 +594,14 @@ export class ScimTarget {
     if (ifMatch !== undefined)
       checkIfMatch(ifMatch, String(((await this.groupView(current)).meta as JsonObject).version));
     await this.client.deleteGroups([{ id: current.id! }]);
-    await this.shadows.remove(this.target, 'Group', id);
+    await Promise.all([
+      this.shadows.remove(this.target, 'Group', id),
+      this.groupJournal.record({
+        action: 'delete',
+        id: current.id!,
+        key: current.name ?? '',
+        before: current,
+      }),
+    ]);
   }
 }

@@ -5,11 +5,11 @@
  * from the import's undo entries; the undo itself reads each record again before it writes.
  */
 import type { RecordResult } from '../model/import.js';
-import { decodeUndoEntry, type UndoEntry } from '../plan/undo-entry.js';
+import type { UndoEntry } from '../plan/undo-entry.js';
 import { LOCKED } from '../sync/sync-rules.js';
 import type { PorterContext } from './context.js';
 import { PREVIEW_REMOVALS, REMOVAL_ACTIONS, WRITE_ACTIONS } from './plan-approval.js';
-import { undoableImport, undoLogOf } from './undo.js';
+import { undoableImport, undoEntriesOf } from './undo.js';
 import { targetShown, type WritePreview } from './write-preview.js';
 
 type WriteAction = (typeof WRITE_ACTIONS)[number];
@@ -37,11 +37,10 @@ export async function previewUndo(
   limit = PREVIEW_REMOVALS,
 ): Promise<UndoPreview> {
   const original = await undoableImport(context, importId);
-  const { resource } = original.options;
   const counts = new Map<WriteAction, number>();
   const firstRemovals: RecordResult[] = [];
-  for await (const { row, text } of undoLogOf(context).entries(original.id)) {
-    const entry = decodeUndoEntry(resource, row, text);
+  for await (const entry of undoEntriesOf(context, original)) {
+    const { row } = entry;
     const action = undoAction(entry);
     counts.set(action, (counts.get(action) ?? 0) + 1);
     if (REMOVAL_ACTIONS.includes(action) && firstRemovals.length < limit) {

@@ -6,7 +6,8 @@
 import { PorterError } from '../errors/porter-error.js';
 import type { ImportInfo, ImportMode, ImportOptions, StagedRecord } from '../model/import.js';
 import type { ResourceName } from '../admin/resources.js';
-import { decodeUndoEntry } from '../plan/undo-entry.js';
+import { decodeUndoEntry, type UndoEntry } from '../plan/undo-entry.js';
+import { foldUndoEntries } from '../plan/undo-fold.js';
 import { UndoLog } from '../results/undo-log.js';
 import type { PorterContext } from './context.js';
 import { endScimJournal, SCIM_SOURCE } from './scim-journal.js';
@@ -36,6 +37,29 @@ export function undoColumns(resource: ResourceName): string[] {
 /** The undo log of the process's imports. */
 export function undoLogOf(context: PorterContext): UndoLog {
   return new UndoLog(context.redis, context.env.PORTER_PREFIX, context.store.ttlSeconds);
+}
+
+/**
+ * The undo entries of an import, in row order. A SCIM journal may change one record several
+ * times: its entries (an hour's changes of one provider, read whole) are folded into one per
+ * record (src/plan/undo-fold.ts). A file import's are streamed as they are.
+ */
+export async function* undoEntriesOf(
+  context: PorterContext,
+  original: Pick<ImportInfo, 'id' | 'source' | 'options'>,
+): AsyncGenerator<UndoEntry> {
+  const { resource } = original.options;
+  const entries = (async function* () {
+    for await (const { row, text } of undoLogOf(context).entries(original.id))
+      yield decodeUndoEntry(resource, row, text);
+  })();
+  if (original.source !== SCIM_SOURCE) {
+    yield* entries;
+    return;
+  }
+  const all: UndoEntry[] = [];
+  for await (const entry of entries) all.push(entry);
+  yield* foldUndoEntries(all);
 }
 
 /**
@@ -86,7 +110,6 @@ export async function undoImport(
   onCreated?: (info: ImportInfo) => void,
 ): Promise<ImportInfo> {
   const original = await undoableImport(context, importId);
-  const log = undoLogOf(context);
   const { resource } = original.options;
   const { store } = context;
   const options: ImportOptions = {
@@ -118,8 +141,7 @@ export async function undoImport(
     buffer = [];
   };
   try {
-    for await (const { row, text } of log.entries(original.id)) {
-      const entry = decodeUndoEntry(resource, row, text);
+    for await (const entry of undoEntriesOf(context, original)) {
       staged++;
       buffer.push({
         row: staged,
@@ -127,7 +149,7 @@ export async function undoImport(
           [KEY_COLUMN[resource]]: entry.key,
           previousId: String(entry.id),
           undoes: entry.action,
-          originalRow: String(row),
+          originalRow: String(entry.row),
         },
         record: { undo: entry },
       });

@@ -130,8 +130,10 @@ async function planUndoRecord(
       error: verdict.reason,
     });
   };
+  const checked = entry.check ?? entry;
   const changedSince =
-    current !== undefined && writtenFingerprint(resource, current, entry.fields) !== entry.written;
+    current !== undefined &&
+    writtenFingerprint(resource, current, checked.fields) !== checked.written;
 
   if (entry.action === 'create') {
     // undo of a create: delete the record it made

@@ -27,6 +27,11 @@ export interface UndoEntry {
   written: string;
   /** An update: the changed fields' values before it (a field it gave a value first is left out); a delete: the whole record. */
   before?: Record<string, unknown>;
+  /**
+   * The record as the import's last change of it left it, when that was a later change than
+   * this entry's (entries folded by undo-fold.ts): what "changed since" is checked against.
+   */
+  check?: { fields: string[]; written: string };
 }
 
 /** The entry of an op the server applied; undefined for anything that changed nothing. */

@@ -65,8 +65,14 @@ describe("SCIM's changes as imports", () => {
   let journal: ImportInfo;
 
   it('an hour of changes by one token is one import with source scim, its records each change', async () => {
-    expect((await scim('POST', '/Users', { userName: 'ann.a' })).status).toBe(201);
+    const ann = await scim('POST', '/Users', { userName: 'ann.a' });
+    expect(ann.status).toBe(201);
     const id = (name: string) => String(damUser(name)!.userId);
+    // a user created and changed within the hour: its undo still deletes it
+    const titled = await scim('PATCH', `/Users/${ann.body.id}`, {
+      Operations: [{ op: 'replace', path: 'name.familyName', value: 'Able' }],
+    });
+    expect([200, 204], titled.text).toContain(titled.status);
     const department = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department';
     const patched = await scim('PATCH', `/Users/${id('bob.b')}`, {
       Operations: [{ op: 'replace', path: department, value: 'Marketing' }],
@@ -90,6 +96,7 @@ describe("SCIM's changes as imports", () => {
     const results = await pipeline.results(journal.id);
     expect(results.map((result) => [result.key, result.action, result.status])).toEqual([
       ['ann.a', 'create', 'succeeded'],
+      ['ann.a', 'update', 'succeeded'],
       ['bob.b', 'update', 'succeeded'],
       ['cy.c', 'lock', 'succeeded'],
       ['di.d', 'delete', 'succeeded'],
@@ -125,5 +132,72 @@ describe("SCIM's changes as imports", () => {
     const imports = (await api('GET', '/v1/imports?source=scim')).body as ImportInfo[];
     expect(imports.map((info) => info.id)).toContain(journal.id);
     expect(imports).toHaveLength(2);
+  });
+});
+
+describe("SCIM's group changes as an import of groups", () => {
+  function damGroup(name: string): { id: number; name: string } | undefined {
+    return [...pipeline.sandbox.store.allGroups()].find((group) => group.name === name);
+  }
+  const members = (name: string): string[] =>
+    pipeline.sandbox.store
+      .usersOfGroup(damGroup(name)!.id)
+      .map((userId) => String(pipeline.sandbox.store.getUser(userId)!.username))
+      .sort();
+
+  it('creates, member changes, renames and deletes are kept, and an undo turns them back', async () => {
+    const admin = pipeline.context.createAdminClient();
+    const [gone] = await admin.postGroups([{ name: 'Old Crew' }]);
+    await admin.close();
+    const user = (name: string) => ({ value: String(damUser(name)!.userId) });
+    const created = await scim('POST', '/Groups', {
+      displayName: 'Night Shift',
+      members: [user('bob.b')],
+    });
+    expect(created.status, created.text).toBe(201);
+    const patched = await scim('PATCH', `/Groups/${created.body.id}`, {
+      Operations: [
+        { op: 'add', path: 'members', value: [user('cy.c')] },
+        { op: 'replace', path: 'displayName', value: 'Late Shift' },
+      ],
+    });
+    expect([200, 204], patched.text).toContain(patched.status);
+    expect((await scim('DELETE', `/Groups/${gone!.id}`)).status).toBe(204);
+    expect(members('Late Shift')).toEqual(['bob.b', 'cy.c']);
+    expect(damGroup('Old Crew')).toBeUndefined();
+
+    const imports = (await api('GET', '/v1/imports?source=scim')).body as ImportInfo[];
+    const groups = imports.filter((info) => info.options.resource === 'groups');
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatchObject({ source: 'scim', startedBy: 'token:entra-prod' });
+    const results = await pipeline.results(groups[0]!.id);
+    expect(results.map((result) => [result.key, result.action, result.input])).toEqual([
+      [
+        'Night Shift',
+        'create',
+        { groupId: created.body.id, displayName: 'Night Shift', change: 'create' },
+      ],
+      [
+        'Late Shift',
+        'update',
+        { groupId: created.body.id, displayName: 'Late Shift', change: 'update' },
+      ],
+      [
+        'Old Crew',
+        'delete',
+        { groupId: String(gone!.id), displayName: 'Old Crew', change: 'delete' },
+      ],
+    ]);
+
+    // the create undone deletes the group (its rename and new member go with it); the deleted
+    // group is made again
+    const undo = await api('POST', `/v1/imports/${groups[0]!.id}/undo`);
+    expect(undo.status, JSON.stringify(undo.body)).toBe(202);
+    const undoId = (undo.body as ImportInfo).id;
+    const ended = await pipeline.waitFinal(undoId);
+    expect(ended.state, JSON.stringify(await pipeline.results(undoId))).toBe('completed');
+    expect(damGroup('Late Shift')).toBeUndefined();
+    expect(damGroup('Night Shift')).toBeUndefined();
+    expect(damGroup('Old Crew')).toBeDefined();
   });
 });
