@@ -7,6 +7,9 @@
  * a held change is answered from what became of it: held still (503), applied (answered as done,
  * without a second write), failed (its error), dropped (409). Protected users (the target's
  * `scim.protect` list) are never deleted or deactivated.
+ *
+ * Group deletes count toward the same hourly budget; past it they are held in a plan of their
+ * own (an import of groups), released and answered the same way.
  */
 import { hashTag } from '../redis/key-tags.js';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
@@ -16,7 +19,7 @@ import { RemovalBudget } from '../scim/removal-budget.js';
 import type { PorterContext } from './context.js';
 import { emitInBackground } from './notify.js';
 import { withRedisLock } from '../redis/redis-lock.js';
-import { scimImportOptions } from './scim-journal.js';
+import { scimImportOptions, type ScimResource } from './scim-journal.js';
 
 /** The source label of a held SCIM plan and of the import that releases it. */
 export const SCIM_PLAN_SOURCE = SCIM_SOURCE;
@@ -28,10 +31,11 @@ const PLAN_LOCK = { ttlMs: 10_000, waitMs: 5_000 };
 /** A delete, or a deactivation (the DAM user locked). */
 export type RemovalKind = 'delete' | 'lock';
 
+/** A delete or deactivation of a user, or a delete of a group: the record's id and name. */
 export interface Removal {
   kind: RemovalKind;
-  userId: number;
-  username: string;
+  id: number;
+  name: string;
 }
 
 /** What porter keeps of a held change, by target and user, for the provider's retries. */
@@ -87,11 +91,11 @@ export function removalLimit(context: PorterContext, target: string): number {
 /** PORTER_SCIM_PROTECTED when the target's `scim.protect` names the user (any case). */
 export function checkNotProtected(context: PorterContext, target: string, removal: Removal): void {
   const names = context.targets.get(target)?.summary.scim?.protect ?? [];
-  const name = removal.username.toLowerCase();
+  const name = removal.name.toLowerCase();
   if (names.some((entry) => entry.toLowerCase() === name)) {
     throw new PorterError(
       'PORTER_SCIM_PROTECTED',
-      `user ${removal.userId} ("${removal.username}") is protected on this target: SCIM never ${removal.kind === 'delete' ? 'deletes' : 'deactivates'} it`,
+      `user ${removal.id} ("${removal.name}") is protected on this target: SCIM never ${removal.kind === 'delete' ? 'deletes' : 'deactivates'} it`,
     );
   }
 }
@@ -107,8 +111,9 @@ export function heldError(planId: string, detail: string): PorterError {
 export function holdKeys(
   context: PorterContext,
   target: string,
+  resource: ScimResource = 'users',
 ): { entries: string; plan: string; lock: string; rows: (planId: string) => string } {
-  const base = `${context.env.PORTER_PREFIX}:scim:${hashTag(target)}`;
+  const base = `${context.env.PORTER_PREFIX}:scim:${hashTag(target)}${resource === 'groups' ? ':groups' : ''}`;
   return {
     entries: `${base}:held`,
     plan: `${base}:plan`,
@@ -117,11 +122,18 @@ export function holdKeys(
   };
 }
 
-export function heldInput(removal: Removal): Record<string, unknown> {
+/** The columns of a held plan's report, per resource. */
+export const HELD_COLUMNS: Readonly<Record<ScimResource, readonly [string, string, string]>> = {
+  users: ['userId', 'userName', 'change'],
+  groups: ['groupId', 'displayName', 'change'],
+};
+
+export function heldInput(resource: ScimResource, removal: Removal): Record<string, unknown> {
+  const [id, name, change] = HELD_COLUMNS[resource];
   return {
-    userId: removal.userId,
-    userName: removal.username,
-    change: removal.kind === 'delete' ? 'delete' : 'deactivate',
+    [id]: removal.id,
+    [name]: removal.name,
+    [change]: removal.kind === 'delete' ? 'delete' : 'deactivate',
   };
 }
 
@@ -132,6 +144,11 @@ export function heldInput(removal: Removal): Record<string, unknown> {
  */
 const holding = new Map<string, Promise<unknown>>();
 
+const WHAT: Readonly<Record<ScimResource, string>> = {
+  users: 'deletes and deactivations',
+  groups: 'group deletes',
+};
+
 export class ScimRemovalGuard {
   private readonly budget: RemovalBudget;
   private readonly keys: ReturnType<typeof holdKeys>;
@@ -140,20 +157,21 @@ export class ScimRemovalGuard {
   constructor(
     private readonly context: PorterContext,
     private readonly target: string,
+    private readonly resource: ScimResource = 'users',
   ) {
     this.budget = new RemovalBudget(context.redis, context.env.PORTER_PREFIX);
-    this.keys = holdKeys(context, target);
+    this.keys = holdKeys(context, target, resource);
     this.ttlSeconds = Math.ceil(context.env.PORTER_RESULT_TTL_DAYS * 86_400);
   }
 
-  private async entry(userId: number): Promise<HoldEntry | undefined> {
-    const json = await this.context.redis.hget(this.keys.entries, String(userId));
+  private async entry(id: number): Promise<HoldEntry | undefined> {
+    const json = await this.context.redis.hget(this.keys.entries, String(id));
     return json === null ? undefined : (JSON.parse(json) as HoldEntry);
   }
 
-  /** Whether a held `kind` of this user was released and applied: its retry is answered as done. */
-  async released(userId: number, kind: RemovalKind): Promise<boolean> {
-    const entry = await this.entry(userId);
+  /** Whether a held `kind` of this record was released and applied: its retry is answered as done. */
+  async released(id: number, kind: RemovalKind): Promise<boolean> {
+    const entry = await this.entry(id);
     return entry?.kind === kind && entry.outcome === 'applied';
   }
 
@@ -167,12 +185,12 @@ export class ScimRemovalGuard {
     removal: Removal,
     apply: () => Promise<T>,
   ): Promise<{ applied: true; value: T } | { applied: false }> {
-    checkNotProtected(this.context, this.target, removal);
-    const entry = await this.entry(removal.userId);
+    if (this.resource === 'users') checkNotProtected(this.context, this.target, removal);
+    const entry = await this.entry(removal.id);
     if (entry && entry.kind === removal.kind) {
       if (entry.outcome === 'applied') return { applied: false };
       if (entry.outcome === 'failed') {
-        await this.context.redis.hdel(this.keys.entries, String(removal.userId));
+        await this.context.redis.hdel(this.keys.entries, String(removal.id));
         const code =
           (entry.code ?? '') in ERROR_CODES ? (entry.code as ErrorCode) : 'PORTER_CONFLICT';
         throw new PorterError(code, `the release of this held change failed: ${entry.error ?? ''}`);
@@ -206,21 +224,22 @@ export class ScimRemovalGuard {
     const planId = await this.hold(removal);
     throw heldError(
       planId,
-      `more than ${removalLimit(this.context, this.target)} deletes and deactivations this hour on target ${this.target}: this one is held in plan ${planId}, not applied`,
+      `more than ${removalLimit(this.context, this.target)} deletes and deactivations (users and groups) this hour on target ${this.target}: this one is held in plan ${planId}, not applied`,
     );
   }
 
   /** Adds the removal to the target's held plan (opened when none is held); its id. */
   private async hold(removal: Removal): Promise<string> {
-    const before = holding.get(this.target) ?? Promise.resolve();
+    const slot = `${this.target}\n${this.resource}`;
+    const before = holding.get(slot) ?? Promise.resolve();
     const locked = (): Promise<string> =>
       withRedisLock(this.context.redis, this.keys.lock, PLAN_LOCK, () => this.holdNow(removal));
     const run = before.then(locked, locked);
-    holding.set(this.target, run);
+    holding.set(slot, run);
     try {
       return await run;
     } finally {
-      if (holding.get(this.target) === run) holding.delete(this.target);
+      if (holding.get(slot) === run) holding.delete(slot);
     }
   }
 
@@ -230,11 +249,11 @@ export class ScimRemovalGuard {
     const open = planId !== null && (await store.getState(planId)) === 'held';
     const result = (row: number): RecordResult => ({
       row,
-      key: removal.username,
+      key: removal.name,
       action: removal.kind,
       status: 'planned',
-      id: removal.userId,
-      input: heldInput(removal),
+      id: removal.id,
+      input: heldInput(this.resource, removal),
     });
     let row: number;
     if (open) {
@@ -242,9 +261,9 @@ export class ScimRemovalGuard {
       await store.addToHeld(planId!, [result(row)]);
     } else {
       const plan = await store.create({
-        options: scimImportOptions(this.context, this.target, 'update'),
+        options: scimImportOptions(this.context, this.target, 'update', this.resource),
         source: SCIM_PLAN_SOURCE,
-        columns: ['userId', 'userName', 'change'],
+        columns: [...HELD_COLUMNS[this.resource]],
       });
       planId = plan.id;
       await store.holdAtEnd(planId);
@@ -257,7 +276,7 @@ export class ScimRemovalGuard {
     const entry: HoldEntry = { planId: planId!, kind: removal.kind, row };
     await redis
       .multi()
-      .hset(this.keys.entries, String(removal.userId), JSON.stringify(entry))
+      .hset(this.keys.entries, String(removal.id), JSON.stringify(entry))
       .expire(this.keys.entries, this.ttlSeconds)
       .exec();
     emitDeletesHeld({
@@ -272,7 +291,7 @@ export class ScimRemovalGuard {
       name: 'scim.deletes_held',
       key: planId!,
       target: this.target,
-      title: `SCIM deletes and deactivations on ${this.target} are held over the hourly limit of ${removalLimit(this.context, this.target)}: plan ${planId!}`,
+      title: `SCIM ${WHAT[this.resource]} on ${this.target} are held over the hourly limit of ${removalLimit(this.context, this.target)}: plan ${planId!}`,
       ids: { importId: planId! },
       counts: { held: row, limit: removalLimit(this.context, this.target) },
       why: [

@@ -14,6 +14,7 @@ import { bindTarget } from '../targets/job-target.js';
 import { DEFAULT_TARGET } from '../targets/targets.js';
 import type { PorterContext } from './context.js';
 import { holdKeys, type HoldEntry } from './scim-hold.js';
+import type { ScimResource } from './scim-journal.js';
 
 /** Records per call of a release. */
 const RELEASE_CHUNK = 100;
@@ -61,12 +62,13 @@ export async function releaseScimPlan(
 
   const planned: RecordResult[] = [];
   for await (const result of store.results(plan.id, { status: ['planned'] })) planned.push(result);
-  const results = await applyHeld(context, target, planned);
+  const resource = options.resource === 'groups' ? 'groups' : 'users';
+  const results = await applyHeld(context, target, resource, planned);
   if (results.length > 0) await store.recordResults(applicationId, results);
   const info = await store.markReceived(applicationId, { total: results.length, batches: 0 });
 
   // each held change answers the provider's retry from its result
-  const keys = holdKeys(context, target);
+  const keys = holdKeys(context, target, resource);
   const entries = results.map((result): [string, string] => {
     const entry: HoldEntry = {
       planId: plan.id,
@@ -86,6 +88,7 @@ export async function releaseScimPlan(
 async function applyHeld(
   context: PorterContext,
   target: string,
+  resource: ScimResource,
   planned: RecordResult[],
 ): Promise<RecordResult[]> {
   const client = context.createAdminClient(4, context.targets.resolve(target));
@@ -141,7 +144,11 @@ async function applyHeld(
     for (let start = 0; start < deletes.length; start += RELEASE_CHUNK) {
       const part = deletes.slice(start, start + RELEASE_CHUNK);
       try {
-        await client.deleteUsers(part.map((result) => ({ userId: Number(result.id) })));
+        if (resource === 'groups') {
+          await client.deleteGroups(part.map((result) => ({ id: Number(result.id) })));
+        } else {
+          await client.deleteUsers(part.map((result) => ({ userId: Number(result.id) })));
+        }
         results.push(...part.map((result) => outcome(result)));
       } catch (error) {
         results.push(...part.map((result) => outcome(result, error)));

@@ -99,6 +99,7 @@ function damId(kind: ResourceKind, id: string): number {
 export class ScimTarget {
   private readonly shadows: ShadowStore;
   private readonly removals: ScimRemovalGuard;
+  private readonly groupRemovals: ScimRemovalGuard;
   private readonly journal: ScimJournal;
   private readonly groupJournal: ScimJournal;
 
@@ -111,6 +112,7 @@ export class ScimTarget {
   ) {
     this.shadows = new ShadowStore(context.redis, context.env.PORTER_PREFIX);
     this.removals = new ScimRemovalGuard(context, target);
+    this.groupRemovals = new ScimRemovalGuard(context, target, 'groups');
     this.journal = new ScimJournal(context, target);
     this.groupJournal = new ScimJournal(context, target, 'groups');
   }
@@ -366,11 +368,7 @@ export class ScimTarget {
       before: current,
       written: record as UserRecord & { userId: number },
     };
-    const removal = {
-      kind: 'lock' as const,
-      userId: current.userId!,
-      username: current.username ?? name,
-    };
+    const removal = { kind: 'lock' as const, id: current.userId!, name: current.username ?? name };
     if (record.status === 'Locked' && current.status !== 'Locked') {
       // a deactivation: within the target's hourly budget, else held (scim-hold.ts)
       const outcome = await this.removals.guard(removal, () =>
@@ -450,7 +448,7 @@ export class ScimTarget {
     }
     // within the target's hourly budget of deletes, else held (scim-hold.ts)
     await this.removals.guard(
-      { kind: 'delete', userId: current.userId!, username: current.username ?? '' },
+      { kind: 'delete', id: current.userId!, name: current.username ?? '' },
       async () => {
         await this.client.deleteUsers([{ userId: current.userId! }]);
         this.creates().forgetNames();
@@ -590,18 +588,32 @@ export class ScimTarget {
   }
 
   private async deleteGroupNow(id: string, ifMatch?: string): Promise<void> {
-    const current = await this.damGroup(id);
+    let current: GroupRecord;
+    try {
+      current = await this.damGroup(id);
+    } catch (error) {
+      // the provider's retry of a delete released from a hold: done
+      if (/^\d{1,15}$/.test(id) && (await this.groupRemovals.released(Number(id), 'delete')))
+        return;
+      throw error;
+    }
     if (ifMatch !== undefined)
       checkIfMatch(ifMatch, String(((await this.groupView(current)).meta as JsonObject).version));
-    await this.client.deleteGroups([{ id: current.id! }]);
-    await Promise.all([
-      this.shadows.remove(this.target, 'Group', id),
-      this.groupJournal.record({
-        action: 'delete',
-        id: current.id!,
-        key: current.name ?? '',
-        before: current,
-      }),
-    ]);
+    // within the target's hourly budget of deletes, else held (scim-hold.ts)
+    await this.groupRemovals.guard(
+      { kind: 'delete', id: current.id!, name: current.name ?? '' },
+      async () => {
+        await this.client.deleteGroups([{ id: current.id! }]);
+        await Promise.all([
+          this.shadows.remove(this.target, 'Group', id),
+          this.groupJournal.record({
+            action: 'delete',
+            id: current.id!,
+            key: current.name ?? '',
+            before: current,
+          }),
+        ]);
+      },
+    );
   }
 }

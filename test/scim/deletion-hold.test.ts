@@ -190,4 +190,28 @@ describe('the deletion hold', () => {
     expect(dropped.body.code).toBe('PORTER_SCIM_CHANGE_DROPPED');
     expect(sandbox.store.userByName('u6')).toBeDefined();
   });
+
+  it('a group delete counts toward the same hour: past it, held in a plan of groups, released once', async () => {
+    const group = await scim('POST', '/Groups', { displayName: 'Night Shift' });
+    expect(group.status).toBe(201);
+    const held = await scim('DELETE', `/Groups/${group.body.id}`);
+    expect(held.status).toBe(503);
+    expect(held.body.code).toBe('PORTER_SCIM_CHANGE_HELD');
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(sandbox.store.groupByName('Night Shift')).toBeDefined();
+    const planId = events.at(-1)!.planId;
+    const plan = await pipeline.context.store.get(planId);
+    expect(plan).toMatchObject({ state: 'held', source: 'scim', total: 1 });
+    expect(plan!.options.resource).toBe('groups');
+    // the user plan of the test before is not this one
+    expect(events.filter((event) => event.planId === planId)).toHaveLength(1);
+
+    const approved = await call('POST', `/v1/imports/${planId}/approve`, ann);
+    expect(approved.status).toBe(202);
+    expect(sandbox.store.groupByName('Night Shift')).toBeUndefined();
+    const writes = sandbox.store.stats.writes.groups.DELETE;
+    // the provider's retry: done, nothing written again
+    expect((await scim('DELETE', `/Groups/${group.body.id}`)).status).toBe(204);
+    expect(sandbox.store.stats.writes.groups.DELETE).toBe(writes);
+  });
 });
