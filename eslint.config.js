@@ -27,6 +27,7 @@ export default tseslint.config(
           'FormData',
           'Node',
           'URL',
+          'URLSearchParams',
           'clearTimeout',
           'document',
           'fetch',

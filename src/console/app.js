@@ -26,7 +26,11 @@ function meta() {
 }
 
 const ROUTES = [
-  [/^#\/imports\/?$/, 'imports', () => importsPage],
+  [
+    /^#\/imports\/?(?:\?(.*))?$/,
+    'imports',
+    (match) => (root, context) => importsPage(root, context, new URLSearchParams(match[1] ?? '')),
+  ],
   [/^#\/imports\/new$/, 'new', () => newImportPage],
   [
     /^#\/imports\/([^/]+)$/,

@@ -1,10 +1,19 @@
-/** The list of imports, newest first, refreshed while any of them runs. */
+/**
+ * The list of imports, newest first, refreshed while any of them runs; `#/imports?target=NAME`
+ * and `&source=scim` (a target's row on the Targets page links them) keep one target's, one
+ * source's.
+ */
 import { api } from './api.js';
 import { fill, h, notice, poll, showTime, table } from './dom.js';
 import { countsText, progressBar, stateBadge } from './import-view.js';
 import { targetText } from './target-view.js';
 
-export async function importsPage(root, { signal }) {
+/** The filters the list takes, as the API's query. */
+const FILTERS = ['source', 'target'];
+
+export async function importsPage(root, { signal }, query = new URLSearchParams()) {
+  const filters = new URLSearchParams();
+  for (const name of FILTERS) if (query.get(name)) filters.set(name, query.get(name));
   const list = h('div', { 'aria-live': 'off' });
   const status = h('div');
   root.append(
@@ -14,18 +23,20 @@ export async function importsPage(root, { signal }) {
       h('h1', null, 'Imports'),
       h('a', { class: 'button', href: '#/imports/new' }, 'New import'),
     ),
+    filters.size > 0 ? filterNote(filters) : undefined,
     status,
     list,
   );
   let last = '';
+  const path = filters.size > 0 ? `/v1/imports?${filters}` : '/v1/imports';
   poll(
     async () => {
-      const imports = await api('/v1/imports', { signal });
+      const imports = await api(path, { signal });
       fill(status);
       const text = JSON.stringify(imports);
       if (text !== last) {
         last = text;
-        fill(list, render(imports));
+        fill(list, render(imports, filters.size > 0));
       }
     },
     1500,
@@ -34,8 +45,22 @@ export async function importsPage(root, { signal }) {
   );
 }
 
-function render(imports) {
+/** "Only the imports of target second from source scim · All imports". */
+function filterNote(filters) {
+  const parts = [];
+  if (filters.get('target')) parts.push(`of target ${filters.get('target')}`);
+  if (filters.get('source')) parts.push(`from source ${filters.get('source')}`);
+  return h(
+    'p',
+    { class: 'muted filter-note' },
+    `Only the imports ${parts.join(' ')} · `,
+    h('a', { href: '#/imports' }, 'All imports'),
+  );
+}
+
+function render(imports, filtered) {
   if (imports.length === 0) {
+    if (filtered) return h('p', null, 'None.');
     return h('p', null, 'No imports yet. ', h('a', { href: '#/imports/new' }, 'Start one.'));
   }
   return table(

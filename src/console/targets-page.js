@@ -1,7 +1,8 @@
 /**
  * Targets: the named admin servers this porter knows (GET /v1/targets, no secret, only where
- * each secret is read from), each with a Check button that asks it live: reachable, answer
- * time, and its numbers of users, groups and ACLs.
+ * each secret is read from), each with links to its imports and to what SCIM changed on it, and
+ * a Check button that asks it live: reachable, answer time, and its numbers of users, groups
+ * and ACLs.
  */
 import { api, segment } from './api.js';
 import { fill, h, notice, table } from './dom.js';
@@ -20,7 +21,7 @@ export async function targetsPage(root, { signal }) {
       ? h('p', null, 'No targets.')
       : table(
           'Targets',
-          ['Name', 'URL', 'Sign-in', 'Limits', 'Check', ''],
+          ['Name', 'URL', 'Sign-in', 'Limits', 'Imports', 'Check', ''],
           targets.map((target) => row(target, signal)),
           { class: 'targets' },
         ),
@@ -70,10 +71,30 @@ function row(target, signal) {
         target.problem ? h('div', { class: 'notice error' }, target.problem) : undefined,
       ),
       limitsText(target),
+      importLinks(target),
       result,
       check,
     ],
   };
+}
+
+/** Links to the target's imports, and to what SCIM changed on it (with who sent it). */
+function importLinks(target) {
+  const name = encodeURIComponent(target.name);
+  return h(
+    'div',
+    { class: 'import-links' },
+    h('a', { href: `#/imports?target=${name}`, 'aria-label': `Imports of ${target.name}` }, 'all'),
+    ' · ',
+    h(
+      'a',
+      {
+        href: `#/imports?source=scim&target=${name}`,
+        'aria-label': `SCIM changes of ${target.name}`,
+      },
+      'SCIM changes',
+    ),
+  );
 }
 
 /** "apiKey from env:NEW_DAM_KEY", "basic as porter from file:/run/secret". */

@@ -280,16 +280,35 @@ function lostResult(row: number): RecordResult {
 /** Pages of the index read at most for one page of imports from one source. */
 const SOURCE_SCAN_PAGES = 20;
 
+/** Which imports a filtered list keeps: from one source, of one target. */
+export interface ImportFilter {
+  /** `scim`, a directory source's name, or an upload's file name. */
+  source?: string;
+  /** A target's name (`default` for imports that name none). */
+  target?: string;
+}
+
+function kept(info: ImportInfo, filter: ImportFilter): boolean {
+  // the source of an upload is its file name; a directory source's import names it too
+  if (
+    filter.source !== undefined &&
+    info.source !== filter.source &&
+    info.options.source?.name !== filter.source
+  )
+    return false;
+  return filter.target === undefined || (info.options.target ?? 'default') === filter.target;
+}
+
 /**
- * A page of the imports from one source, newest first: the index is read a page at a time until
- * `limit` are found, the index ends, or SOURCE_SCAN_PAGES pages were read (then `next` goes on
- * from where the reading stopped, and the page may hold fewer).
+ * A page of the imports that `filter` keeps, newest first: the index is read a page at a time
+ * until `limit` are found, the index ends, or SOURCE_SCAN_PAGES pages were read (then `next`
+ * goes on from where the reading stopped, and the page may hold fewer).
  */
 export async function listImportsFrom(
   redis: Redis,
   prefix: string,
   options: { limit?: number; cursor?: string },
-  source: string,
+  filter: ImportFilter,
 ): Promise<ImportPage> {
   const limit = Math.max(1, Math.min(1000, options.limit ?? 50));
   const found: ImportInfo[] = [];
@@ -297,8 +316,7 @@ export async function listImportsFrom(
   for (let read = 0; read < SOURCE_SCAN_PAGES; read++) {
     const page = await listImportsPage(redis, prefix, { limit, cursor });
     for (const info of page.imports) {
-      // the source of an upload is its file name; a directory source's import names it too
-      if (info.source !== source && info.options.source?.name !== source) continue;
+      if (!kept(info, filter)) continue;
       found.push(info);
       if (found.length === limit) {
         // the cursor of the last import given: the next page starts after it

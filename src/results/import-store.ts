@@ -185,11 +185,14 @@ export class ImportStore {
       cursor?: string;
       /** Only imports from this source (`scim`, a directory source's name, a file name). */
       source?: string;
+      /** Only imports of this target. */
+      target?: string;
     } = {},
   ): Promise<ImportPage> {
-    const { source, ...paging } = options;
-    if (source === undefined) return listImportsPage(this.redis, this.prefix, paging);
-    return listImportsFrom(this.redis, this.prefix, paging, source);
+    const { source, target, ...paging } = options;
+    if (source === undefined && target === undefined)
+      return listImportsPage(this.redis, this.prefix, paging);
+    return listImportsFrom(this.redis, this.prefix, paging, { source, target });
   }
 
   /** How many of the `limit` newest imports are in each state. */

@@ -30,9 +30,10 @@ describe('porter list', () => {
     const first = await runPorter(['list', '--limit', '2'], pipeline.childEnv());
     expect(first.code).toBe(0);
     const lines = first.stdout.split('\n');
-    expect(lines[0]).toMatch(/^id\s+state\s+target\s+resource\s+mode\s+records\s+ok\s+failed/);
+    expect(lines[0]).toMatch(/^id\s+state\s+target\s+by\s+resource\s+mode\s+records\s+ok\s+failed/);
+    // by: who started it (here, no one porter knows: "-")
     expect(lines[1]).toMatch(
-      new RegExp(`^${ids[2]}\\s+completed\\s+default\\s+users\\s+upsert\\s+1/1\\s+1\\s+0`),
+      new RegExp(`^${ids[2]}\\s+completed\\s+default\\s+\\S+\\s+users\\s+upsert\\s+1/1\\s+1\\s+0`),
     );
     expect(lines[2]).toMatch(new RegExp(`^${ids[1]}\\s+completed`));
     expect(first.stdout).not.toContain(ids[0]);

@@ -11,6 +11,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/server.js';
 import { listSchedules } from '../../src/queue/schedules.js';
+import { securityOf } from '../../src/app/security.js';
+import { scimRequest } from '../helpers/scim-request.js';
 import { csv } from '../helpers/pipeline.js';
 import { bundleText, seedSource } from '../migrate/migrate-fixture.js';
 import { eventually, signIn, startConsoleHarness, TOKEN, type ConsoleHarness } from './harness.js';
@@ -277,6 +279,48 @@ describe('console: targets', () => {
       );
     }
     expect(archive.store.counts()).toEqual({ users: 4, groups: 2, acls: 2 });
+    expect(harness.problems).toEqual([]);
+  });
+
+  it("links each target's imports and what SCIM changed on it, with who sent it", async () => {
+    // an identity provider's token creates a user on `second` through SCIM
+    const made = { at: new Date().toISOString(), actionId: 'console', who: { name: 'test' } };
+    const entra = await securityOf(harness.pipeline.context).tokens.create(
+      { name: 'entra-second', role: 'operator', targets: ['second'], scimOnly: true },
+      made,
+    );
+    const created = await scimRequest(
+      `${harness.baseUrl}/scim/v2/second/Users`,
+      entra.token,
+      'POST',
+      { userName: 'scim.hire' },
+    );
+    expect(created.status, created.text).toBe(201);
+
+    const page = await harness.newPage();
+    await signIn(page, harness.baseUrl);
+    await page.getByRole('link', { name: 'Targets' }).click();
+    await page.getByRole('link', { name: 'SCIM changes of second' }).click();
+    await page.getByText('Only the imports of target second from source scim').waitFor();
+    const list = page.getByRole('table', { name: 'Imports, newest first' });
+    await list.waitFor();
+    const rows = list.getByRole('row');
+    // a header and the one hour of SCIM changes
+    await eventually(() => rows.count()).toBe(2);
+    // columns: Import, Source, By, Target, …
+    const cells = rows.nth(1).getByRole('cell');
+    expect(await cells.nth(1).textContent()).toBe('scim');
+    expect(await cells.nth(2).textContent()).toBe('token:entra-second');
+    expect(await cells.nth(3).textContent()).toBe('second');
+
+    // all of the target's imports; none of `archive` is SCIM's
+    await page.getByRole('link', { name: 'Targets' }).click();
+    await page.getByRole('link', { name: 'Imports of second' }).click();
+    await eventually(() => list.getByRole('row').count()).toBeGreaterThan(2);
+    for (const cell of await list.locator('tr td:nth-child(4)').allTextContents())
+      expect(cell).toBe('second');
+    await page.goto(`${harness.baseUrl}/console/#/imports?source=scim&target=archive`);
+    await page.getByText('None.').waitFor();
     expect(harness.problems).toEqual([]);
   });
 

@@ -106,11 +106,20 @@ describe("SCIM's changes as imports", () => {
     expect(((await api('GET', '/v1/imports?source=scim')).body as ImportInfo[]).length).toBe(1);
   });
 
-  it('porter list --source scim lists it', async () => {
+  it('porter list --source scim lists it, with the token that sent the changes', async () => {
     const cli = await runPorter(['list', '--source', 'scim'], pipeline.childEnv());
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain(journal.id);
     expect(cli.stdout).not.toMatch(/upload\.csv/);
+    expect(cli.stdout.split('\n').find((line) => line.includes(journal.id))).toContain(
+      'token:entra-prod',
+    );
+    const elsewhere = await runPorter(
+      ['list', '--source', 'scim', '--target', 'other'],
+      pipeline.childEnv(),
+    );
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(elsewhere.stdout).not.toContain(journal.id);
   });
 
   it('an undo of it turns each change back', async () => {

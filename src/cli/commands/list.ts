@@ -9,6 +9,7 @@ interface ListOptions {
   limit: number;
   cursor?: string;
   source?: string;
+  target?: string;
   json?: boolean;
 }
 
@@ -16,6 +17,7 @@ const COLUMNS = [
   'id',
   'state',
   'target',
+  'by',
   'resource',
   'mode',
   'records',
@@ -39,6 +41,8 @@ function row(info: ImportInfo): string[] {
     info.id,
     info.state,
     info.options.target ?? 'default',
+    // who started it: a person, a token (an identity provider's, for SCIM's changes)
+    info.startedBy ?? '-',
     info.options.resource,
     mode,
     `${info.done}/${info.state === 'receiving' ? '?' : info.total}`,
@@ -75,6 +79,7 @@ export function registerListCommand(program: Command): void {
       '--source <source>',
       'only imports from this source: scim (what SCIM changed, and its held plans), a directory source, a file name',
     )
+    .option('--target <name>', 'only imports of this target')
     .option('--json', 'print {"imports": [...], "next": cursor} as JSON')
     .action(async (options: ListOptions) => {
       await withContext(async (context) => {
@@ -82,7 +87,11 @@ export function registerListCommand(program: Command): void {
           limit: Math.min(options.limit, 1000),
           cursor: options.cursor,
           source: options.source,
+          target: options.target,
         });
+        const filters =
+          (options.source === undefined ? '' : ` --source ${JSON.stringify(options.source)}`) +
+          (options.target === undefined ? '' : ` --target ${JSON.stringify(options.target)}`);
         if (options.json) {
           console.log(JSON.stringify(page, null, 2));
           return;
@@ -90,7 +99,7 @@ export function registerListCommand(program: Command): void {
         if (page.imports.length === 0) {
           console.log(
             page.next
-              ? `none on this page: porter list${options.source === undefined ? '' : ` --source ${JSON.stringify(options.source)}`} --cursor ${page.next}`
+              ? `none on this page: porter list${filters} --cursor ${page.next}`
               : options.cursor
                 ? 'no more imports'
                 : 'no imports yet',
@@ -101,7 +110,7 @@ export function registerListCommand(program: Command): void {
         // ok: succeeded records (planned ones for a dry run or a held sync)
         if (page.next)
           console.log(
-            `\nmore: porter list --limit ${options.limit}${options.source === undefined ? '' : ` --source ${JSON.stringify(options.source)}`} --cursor ${page.next}`,
+            `\nmore: porter list --limit ${options.limit}${filters} --cursor ${page.next}`,
           );
       });
     });

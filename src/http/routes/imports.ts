@@ -164,7 +164,7 @@ export async function importRoutes(
   const { context } = options;
   await app.register(uploadRoute, options);
 
-  app.get<{ Querystring: { limit?: number; cursor?: string; source?: string } }>(
+  app.get<{ Querystring: { limit?: number; cursor?: string; source?: string; target?: string } }>(
     '/v1/imports',
     {
       schema: {
@@ -183,6 +183,11 @@ export async function importRoutes(
               description:
                 'Only imports from this source: `scim` (what SCIM changed, its held plans), a directory source, a file name.',
             },
+            target: {
+              type: 'string',
+              maxLength: 200,
+              description: 'Only imports of this target (`default` for those that name none).',
+            },
           },
         },
         response: { 200: { type: 'array', items: importSchema } },
@@ -190,10 +195,12 @@ export async function importRoutes(
     },
     async (request, reply) => {
       const limit = request.query.limit ?? 100;
-      const { cursor, source } = request.query;
-      const page = await context.store.listPage({ limit, cursor, source });
+      const { cursor, source, target } = request.query;
+      const page = await context.store.listPage({ limit, cursor, source, target });
       if (page.next) {
-        const from = source === undefined ? '' : `&source=${encodeURIComponent(source)}`;
+        const from =
+          (source === undefined ? '' : `&source=${encodeURIComponent(source)}`) +
+          (target === undefined ? '' : `&target=${encodeURIComponent(target)}`);
         const next = `/v1/imports?limit=${limit}${from}&cursor=${encodeURIComponent(page.next)}`;
         void reply.header('x-next-cursor', page.next).header('link', `<${next}>; rel="next"`);
       }
