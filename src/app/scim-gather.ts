@@ -26,6 +26,7 @@ import { AdminError } from '../admin/errors.js';
 import { ERROR_CODES } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
 import { lookalikeKey } from '../ingest/lookalike.js';
+import { OnePer } from '../util/one-per.js';
 import { WindowBatcher } from '../util/window-batcher.js';
 import { noteUserCount } from './scim-read-gather.js';
 
@@ -254,16 +255,11 @@ interface Listing {
 }
 
 /** One gatherer per admin client (per target, per process). */
-const gatherers = new WeakMap<AdminClient, UserCreateGatherer>();
+const gatherers = new OnePer<AdminClient, UserCreateGatherer>();
 
 export function userCreateGatherer(
   client: AdminClient,
   options: GatherOptions,
 ): UserCreateGatherer {
-  let gatherer = gatherers.get(client);
-  if (!gatherer) {
-    gatherer = new UserCreateGatherer(client, options);
-    gatherers.set(client, gatherer);
-  }
-  return gatherer;
+  return gatherers.of(client, () => new UserCreateGatherer(client, options));
 }

@@ -13,6 +13,7 @@ import type { AdminClient } from '../admin/client.js';
 import { AdminError } from '../admin/errors.js';
 import type { UserRecord } from '../admin/schemas.js';
 import { mapConcurrent } from '../util/concurrency.js';
+import { OnePer } from '../util/one-per.js';
 import { WindowBatcher } from '../util/window-batcher.js';
 
 interface Pending {
@@ -82,13 +83,8 @@ function noneWhenNotFound(error: unknown): UserRecord[] {
 }
 
 /** One gatherer per admin client (per target, per process). */
-const gatherers = new WeakMap<AdminClient, UserReadGatherer>();
+const gatherers = new OnePer<AdminClient, UserReadGatherer>();
 
 export function userReadGatherer(client: AdminClient): UserReadGatherer {
-  let gatherer = gatherers.get(client);
-  if (!gatherer) {
-    gatherer = new UserReadGatherer(client);
-    gatherers.set(client, gatherer);
-  }
-  return gatherer;
+  return gatherers.of(client, () => new UserReadGatherer(client));
 }

@@ -15,11 +15,12 @@ import { project, type Projection } from '../scim/projection.js';
 import type { ResourceKind } from '../scim/resource-schemas.js';
 import { ShadowStore } from '../scim/shadow-store.js';
 import { KeyedSerial } from '../util/keyed-serial.js';
+import { OnePer } from '../util/one-per.js';
 import type { PorterContext } from './context.js';
 import { noteUserCount, userReadGatherer } from './scim-read-gather.js';
 
 /** Per admin client (per target, per process), the writes of each resource, one at a time. */
-const resourceWrites = new WeakMap<AdminClient, KeyedSerial<string>>();
+const resourceWrites = new OnePer<AdminClient, KeyedSerial<string>>();
 
 export interface ScimQuery extends Projection {
   filter?: string;
@@ -173,11 +174,7 @@ export class ScimTargetBase {
    * a group's member changes as separate PATCHes). Across processes, If-Match is the guard.
    */
   protected serially<T>(kind: ResourceKind, id: string, work: () => Promise<T>): Promise<T> {
-    let writes = resourceWrites.get(this.client);
-    if (!writes) {
-      writes = new KeyedSerial<string>();
-      resourceWrites.set(this.client, writes);
-    }
+    const writes = resourceWrites.of(this.client, () => new KeyedSerial<string>());
     return writes.run(`${kind} ${id}`, work);
   }
 

@@ -17,6 +17,7 @@ import type { UserRecord } from '../admin/schemas.js';
 import { ERROR_CODES } from '../errors/codes.js';
 import { PorterError } from '../errors/porter-error.js';
 import { KeyedSerial } from '../util/keyed-serial.js';
+import { OnePer } from '../util/one-per.js';
 import { WindowBatcher } from '../util/window-batcher.js';
 import { BATCHES_IN_FLIGHT, holdsSent, type GatherOptions } from './scim-gather.js';
 
@@ -112,16 +113,11 @@ export class UserUpdateGatherer {
 }
 
 /** One gatherer per admin client (per target, per process). */
-const gatherers = new WeakMap<AdminClient, UserUpdateGatherer>();
+const gatherers = new OnePer<AdminClient, UserUpdateGatherer>();
 
 export function userUpdateGatherer(
   client: AdminClient,
   options: GatherOptions,
 ): UserUpdateGatherer {
-  let gatherer = gatherers.get(client);
-  if (!gatherer) {
-    gatherer = new UserUpdateGatherer(client, options);
-    gatherers.set(client, gatherer);
-  }
-  return gatherer;
+  return gatherers.of(client, () => new UserUpdateGatherer(client, options));
 }

@@ -6,20 +6,16 @@
  * once and each user held once. The window is long here (1 s) so that the requests of a test
  * share it however slowly the machine takes them in.
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildApiApp } from '../../src/http/build-app.js';
 import type { BatchFailure } from '../../src/sandbox/options.js';
-import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
+import type { Pipeline } from '../helpers/pipeline.js';
+import { startScimApi, type ScimApi } from '../helpers/scim-api.js';
 
 const API_TOKEN = 'gathered-scim-token-0123456789';
+let api: ScimApi;
 let pipeline: Pipeline;
-let app: FastifyInstance;
-let baseUrl: string;
 
-const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
-  scimRequest(`${baseUrl}/scim/v2/default${path}`, API_TOKEN, method, body);
+const scim: ScimApi['scim'] = (method, path, body) => api.scim(method, path, body);
 
 const create = (userName: string) =>
   scim('POST', '/Users', {
@@ -33,17 +29,14 @@ function held(name: string): number {
 }
 
 beforeAll(async () => {
-  pipeline = await startPipeline({
-    workers: false,
+  api = await startScimApi(API_TOKEN, {
     env: { PORTER_SCIM_WINDOW_MS: '1000', PORTER_SCIM_MAX_BATCH: '25' },
   });
-  app = await buildApiApp({ context: pipeline.context, token: API_TOKEN });
-  baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  pipeline = api.pipeline;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await pipeline?.close();
+  await api?.close();
 });
 
 beforeEach(() => {

@@ -7,22 +7,18 @@
  * update answered once, the good ones applied and the bad one failed alone. The window is long
  * here (1 s) so that the requests of a test share it however slowly the machine takes them in.
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { UserRecord } from '../../src/admin/schemas.js';
 import { UserUpdateGatherer } from '../../src/app/scim-update-gather.js';
-import { buildApiApp } from '../../src/http/build-app.js';
 import type { BatchFailure } from '../../src/sandbox/options.js';
-import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { scimRequest, type ScimAnswer } from '../helpers/scim-request.js';
+import type { Pipeline } from '../helpers/pipeline.js';
+import { startScimApi, type ScimApi } from '../helpers/scim-api.js';
 
 const API_TOKEN = 'gathered-updates-token-0123456789';
+let api: ScimApi;
 let pipeline: Pipeline;
-let app: FastifyInstance;
-let baseUrl: string;
 
-const scim = (method: string, path: string, body?: unknown): Promise<ScimAnswer> =>
-  scimRequest(`${baseUrl}/scim/v2/default${path}`, API_TOKEN, method, body);
+const scim: ScimApi['scim'] = (method, path, body) => api.scim(method, path, body);
 
 const replace = (path: string, value: unknown) => ({
   schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
@@ -44,17 +40,14 @@ async function createUsers(prefix: string, count: number): Promise<string[]> {
 const puts = (): number => pipeline.sandbox.store.stats.writes.users.PUT;
 
 beforeAll(async () => {
-  pipeline = await startPipeline({
-    workers: false,
+  api = await startScimApi(API_TOKEN, {
     env: { PORTER_SCIM_WINDOW_MS: '1000', PORTER_SCIM_MAX_BATCH: '25' },
   });
-  app = await buildApiApp({ context: pipeline.context, token: API_TOKEN });
-  baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  pipeline = api.pipeline;
 });
 
 afterAll(async () => {
-  await app?.close();
-  await pipeline?.close();
+  await api?.close();
 });
 
 beforeEach(() => {
