@@ -13,8 +13,9 @@ import { seal, sessionMac, unseal } from '../auth/session-seal.js';
 import type { Session, SessionCheck } from '../auth/sessions.js';
 import type { PorterContext } from './context.js';
 import { oidcOf, securityOf } from './security.js';
+import { KeyedSerial } from '../util/keyed-serial.js';
 
-/** Seconds one process keeps a session's re-check to itself; others use the role it has. */
+/** Seconds one process keeps a session's re-check to itself, at most (a process that died). */
 const RECHECK_CLAIM_SECONDS = 30;
 
 /** How a session opened by `principal` (with `presented`, the token given) is checked later. */
@@ -73,15 +74,45 @@ async function oidcPrincipalNow(
 ): Promise<Principal | undefined> {
   const oidc = oidcOf(context);
   if (!oidc) return undefined;
-  const dueMs = Date.parse(check.checkedAt) + oidc.settings.recheckSeconds * 1000;
-  if (Date.now() < dueMs) return session.principal;
+  const due = (at: string): boolean =>
+    Date.now() >= Date.parse(at) + oidc.settings.recheckSeconds * 1000;
+  if (!due(check.checkedAt)) return session.principal;
+  // one re-check at a time per session: a refresh token used twice at once may be refused the
+  // second time. A request that meets one in progress waits for it, then reads the session as
+  // it left it (re-checking again if it is due still), never the role from before
+  return rechecks.run(`${context.env.PORTER_PREFIX}\n${sessionId}`, async () => {
+    const { sessions } = securityOf(context);
+    const current = await sessions.get(sessionId);
+    if (current?.check?.kind !== 'oidc') return undefined;
+    if (!due(current.check.checkedAt)) return current.principal;
+    if (!(await claimRecheck(context, sessionId))) return current.principal;
+    try {
+      return await recheckWithProvider(context, oidc, sessionId, current, current.check);
+    } finally {
+      await sessions.releaseRecheck(sessionId);
+    }
+  });
+}
+
+/** Re-checks in progress in this process, per session. */
+const rechecks = new KeyedSerial<string>();
+
+/** How long a request waits for another process's re-check of its session, at most. */
+const RECHECK_WAIT_MS = 5_000;
+const RECHECK_POLL_MS = 50;
+
+/**
+ * This process's claim on the session's re-check; while another process holds it, waits for it
+ * to end (up to RECHECK_WAIT_MS). False when the other still holds it then: the session's role
+ * as last checked is used.
+ */
+async function claimRecheck(context: PorterContext, sessionId: string): Promise<boolean> {
   const { sessions } = securityOf(context);
-  // one re-check at a time: a refresh token used twice at once may be refused the second time
-  if (!(await sessions.claimRecheck(sessionId, RECHECK_CLAIM_SECONDS))) return session.principal;
-  try {
-    return await recheckWithProvider(context, oidc, sessionId, session, check);
-  } finally {
-    await sessions.releaseRecheck(sessionId);
+  const until = Date.now() + RECHECK_WAIT_MS;
+  for (;;) {
+    if (await sessions.claimRecheck(sessionId, RECHECK_CLAIM_SECONDS)) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, RECHECK_POLL_MS));
   }
 }
 

@@ -7,9 +7,11 @@
  * refused, and nothing is stored for it in Redis); a session's role is asked of the provider
  * again (every request here: PORTER_OIDC_RECHECK_MINUTES=0), and lost with the user's group.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import Provider from 'oidc-provider';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +27,7 @@ const GROUPS: Record<string, string[]> = {
   ann: ['staff', 'porter-approvers'],
   nobody: ['elsewhere'],
   leaver: ['staff', 'porter-approvers'],
+  mover: ['staff', 'porter-approvers'],
 };
 /** Email addresses a user changed; by default `<sub>@example.com`. */
 const EMAILS: Record<string, string> = {};
@@ -294,5 +297,38 @@ describe('console: sign-in with OpenID Connect', () => {
     expect((await session()).status).toBe(401);
     GROUPS.leaver = ['staff'];
     expect((await session()).status).toBe(401);
+  });
+
+  it('a request that meets a re-check in progress waits for it, and never answers the old role', async () => {
+    const page = await signInAs('mover');
+    await expect
+      .poll(() => page.locator('#who').textContent())
+      .toBe('mover@example.com (approver)');
+    const cookie = (await sessionCookie(page))!;
+    await page.close();
+    const sessionId = decodeURIComponent(cookie.replace(/^porter_session=/, ''));
+    const { redis, env } = pipeline.context;
+    const hashed = createHash('sha256').update(sessionId).digest('hex');
+    const claim = `${env.PORTER_PREFIX}:session:${hashed}:recheck`;
+    // another process is re-checking this session (it holds the claim) when the user leaves
+    // the approvers
+    expect(await redis.set(claim, '1', 'EX', 30, 'NX')).toBe('OK');
+    GROUPS.mover = ['staff'];
+    // the request's attempt to take the claim is seen, and only then is the claim given back
+    const monitor = await new Redis(env.REDIS_URL).monitor();
+    const tried = new Promise<void>((resolve) =>
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args[0]?.toLowerCase() === 'set' && args[1] === claim) resolve();
+      }),
+    );
+    try {
+      const pending = fetch(`${baseUrl}/v1/session`, { headers: { cookie } });
+      await tried;
+      await redis.del(claim);
+      // it waited for the re-check in progress, then asked the provider itself
+      expect(((await (await pending).json()) as { role: string }).role).toBe('viewer');
+    } finally {
+      monitor.disconnect();
+    }
   });
 });
