@@ -101,12 +101,7 @@ export class UserCreateGatherer {
   private read(): Listing {
     const now = Date.now();
     if (this.names && now - this.names.startedAt < NAMES_FRESH_MS) return this.names;
-    const names = this.client.listUsers().then((users) => {
-      noteUserCount(this.client, users.length);
-      const keys = new Map<string, string>();
-      for (const user of users) keys.set(nameKey(user.username), `user ${user.userId}`);
-      return keys;
-    });
+    const names = this.readNames();
     const listing: Listing = { names, startedAt: now };
     this.names = listing;
     // a failure fails the window's creates when it is awaited, and is not kept
@@ -114,6 +109,18 @@ export class UserCreateGatherer {
       if (this.names === listing) this.names = undefined;
     });
     return listing;
+  }
+
+  /** The look-alike keys of the target's users' names, streamed: no user is kept whole. */
+  private async readNames(): Promise<ReadonlyMap<string, string>> {
+    const keys = new Map<string, string>();
+    let count = 0;
+    for await (const user of this.client.stream('users')) {
+      count++;
+      keys.set(nameKey(user.username), `user ${user.userId}`);
+    }
+    noteUserCount(this.client, count);
+    return keys;
   }
 
   /** Reads the names again at the next create: a user was deleted or renamed. */

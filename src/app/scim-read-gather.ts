@@ -6,8 +6,8 @@
  * per READ_ALL_PER users, as known from the last read of them all), else one read per user.
  *
  * A read always starts after the requests it answers arrived, and a user's writes in this
- * process go one at a time (src/app/scim.ts), so a write never works from a read older than the
- * write before it.
+ * process go one at a time (src/app/scim-target-base.ts), so a write never works from a read older
+ * than the write before it. A read of them all is streamed, keeping only the users asked for.
  */
 import type { AdminClient } from '../admin/client.js';
 import { AdminError } from '../admin/errors.js';
@@ -59,9 +59,16 @@ export class UserReadGatherer {
     let users: Map<number, UserRecord>;
     try {
       if (readAll) {
-        const all = await this.client.listUsers();
-        noteUserCount(this.client, all.length);
-        users = new Map(all.map((user) => [Number(user.userId), user]));
+        // streamed: only the users asked for are kept, whatever the target's size
+        const wanted = new Set(ids);
+        let count = 0;
+        users = new Map();
+        for await (const user of this.client.stream('users')) {
+          count++;
+          const id = Number(user.userId);
+          if (wanted.has(id)) users.set(id, user);
+        }
+        noteUserCount(this.client, count);
       } else {
         const each = await mapConcurrent(ids, READS_AT_ONCE, (userId) =>
           this.client.listUsers({ userId }).catch(noneWhenNotFound),
