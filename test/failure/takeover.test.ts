@@ -26,6 +26,12 @@ describe('a lost worker', () => {
     const lost = spawnWorker(pipeline.childEnv(), ['--concurrency', '4']);
     const taker = spawnWorker(pipeline.childEnv(), ['--concurrency', '4']);
     workers.push(lost, taker);
+    // both take batches from the start: the lost one has some running when it is killed (on a
+    // busy machine it could else still be starting when the taker has done a fifth)
+    await waitFor(
+      async () => ((await pipeline.context.importQueue.getWorkersCount()) >= 2 ? true : undefined),
+      { timeoutMs: 60_000, what: 'both workers to listen' },
+    );
     const submitted = await pipeline.submit(csv(['username', 'lastName'], rows), {
       resource: 'users',
       mode: 'create',
