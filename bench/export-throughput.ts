@@ -54,13 +54,13 @@ async function memoryMiB(pid: number): Promise<{ rss: number; peak: number }> {
   }
 }
 
-/** CPU seconds a process has used (user and system), from /proc/<pid>/stat. */
-async function cpuSeconds(pid: number): Promise<number> {
+/** CPU seconds a process has used, user and system, from /proc/<pid>/stat. */
+async function cpuTimes(pid: number): Promise<{ user: number; system: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // fields after the command name, which is in parentheses and may hold spaces
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticksPerSecond = 100;
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  return { user: Number(fields[11]) / ticksPerSecond, system: Number(fields[12]) / ticksPerSecond };
 }
 
 /** Lines of a file, counted while streaming it. */
@@ -132,7 +132,7 @@ try {
   }
   redis.disconnect();
   const before = await memoryMiB(worker.pid!);
-  const cpuBefore = await cpuSeconds(worker.pid!);
+  const cpuBefore = await cpuTimes(worker.pid!);
   let peak = before.peak;
   const sampler = setInterval(() => {
     void memoryMiB(worker.pid!).then((memory) => (peak = Math.max(peak, memory.peak)));
@@ -149,7 +149,10 @@ try {
   const sandboxCpu = process.cpuUsage(sandboxCpuBefore);
   clearInterval(sampler);
   peak = Math.max(peak, (await memoryMiB(worker.pid!)).peak);
-  const workerCpu = (await cpuSeconds(worker.pid!)) - cpuBefore;
+  const cpuAfter = await cpuTimes(worker.pid!);
+  const workerUser = cpuAfter.user - cpuBefore.user;
+  const workerSystem = cpuAfter.system - cpuBefore.system;
+  const workerCpu = workerUser + workerSystem;
   if (code !== 0) throw new Error(`porter export exited ${code}`);
 
   const [runId] = await readdir(outDir);
@@ -177,7 +180,8 @@ try {
     `raw GET (ceiling):   ${(users / ceiling.seconds).toFixed(0)} records/s (${ceiling.seconds.toFixed(1)}s)`,
   );
   console.log(
-    `worker CPU:          ${workerCpu.toFixed(1)}s, ${(users / workerCpu).toFixed(0)} records per CPU second`,
+    `worker CPU:          ${workerCpu.toFixed(1)}s (user ${workerUser.toFixed(1)}s, system ${workerSystem.toFixed(1)}s), ` +
+      `${(users / workerCpu).toFixed(0)} records per CPU second`,
   );
   console.log(
     `sandbox CPU:         ${((sandboxCpu.user + sandboxCpu.system) / 1e6).toFixed(1)}s (this process, which serves the GET)`,

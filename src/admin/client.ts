@@ -16,14 +16,8 @@ import {
   parseRetryAfter,
   type AdminErrorInfo,
 } from './errors.js';
-import {
-  checkReadRecords,
-  describe,
-  isUndiciSocketError,
-  parseErrorBody,
-  parseRecords,
-} from './answers.js';
-import { JsonArraySplitter } from './json-array-splitter.js';
+import { describe, isUndiciSocketError, parseErrorBody, parseRecords } from './answers.js';
+import { recordDecoder, type AnswerDecoder } from './answer-decoder.js';
 import {
   ADMIN_PATH_PREFIX,
   RESOURCES,
@@ -260,11 +254,26 @@ export class AdminClient {
    * array completes, as it arrives. The same answer as stream(), for readers of millions of
    * records that pay per part rather than per record.
    */
-  async *streamBatches<R extends ResourceName>(
+  streamBatches<R extends ResourceName>(
     resource: R,
     query: ResourceQueryMap[R] = {},
     signal?: AbortSignal,
   ): AsyncGenerator<ResourceRecordMap[R][]> {
+    return this.streamDecoded(resource, query, signal, (info) => recordDecoder(resource, info));
+  }
+
+  /**
+   * GET on a resource with its answer's bytes read by `decoder` as they arrive: what each
+   * chunk completes is yielded, a fault the decoder reports is thrown after it. The same call,
+   * span, errors and retries' grounds as streamBatches, for a reader that needs no record objects
+   * (the CSV export writes its lines straight from the bytes).
+   */
+  async *streamDecoded<R extends ResourceName, T>(
+    resource: R,
+    query: ResourceQueryMap[R],
+    signal: AbortSignal | undefined,
+    makeDecoder: (info: { method: string; path: string }) => AnswerDecoder<T>,
+  ): AsyncGenerator<T> {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(query)) {
       if (value !== undefined && value !== null) params.set(name, String(value));
@@ -300,7 +309,7 @@ export class AdminClient {
       ended(error);
       throw error;
     }
-    const splitter = new JsonArraySplitter();
+    const decoder = makeDecoder(info);
     // An answer that is not an array (an error body under 200, a stray value) is kept, up to a
     // bound, so it is judged exactly as get() judges it.
     const head: Buffer[] = [];
@@ -308,25 +317,19 @@ export class AdminClient {
     try {
       for await (const chunk of response.body) {
         const bytes = chunk as Buffer;
-        if (splitter.kind !== 'array' && headBytes < NOT_ARRAY_BODY_LIMIT) {
+        if (decoder.kind !== 'array' && headBytes < NOT_ARRAY_BODY_LIMIT) {
           head.push(bytes);
           headBytes += bytes.length;
         }
-        if (splitter.kind === 'other') continue;
-        const records = splitter.write(bytes);
-        if (records.length === 0) continue;
-        const { checked, fault } = checkReadRecords(resource, records, info);
-        read += checked;
-        if (checked > 0) {
-          // the records before a wrong one still go out, as one by one they would have
-          yield (
-            checked === records.length ? records : records.slice(0, checked)
-          ) as ResourceRecordMap[R][];
-        }
-        if (fault !== undefined) throw fault;
+        if (decoder.kind === 'other') continue;
+        const decoded = decoder.write(bytes);
+        read += decoded.records;
+        // what came before a wrong record still goes out, as one by one it would have
+        if (decoded.value !== undefined) yield decoded.value;
+        if (decoded.fault !== undefined) throw decoded.fault;
       }
-      splitter.end();
-      if (splitter.kind !== 'array') {
+      decoder.end();
+      if (decoder.kind !== 'array') {
         // empty, a lone value or an object: not records; parseRecords says which error it is
         parseRecords(resource, Buffer.concat(head).toString('utf8'), info);
         throw new AdminBadResponseError(`${resource} GET did not answer with a JSON array`, info);

@@ -22,12 +22,12 @@ interface ZodLike {
   _zod: { def: ZodDef };
 }
 
-type ValueCheck = (value: unknown) => boolean;
+export type ValueCheck = (value: unknown) => boolean;
 
 /** The commonest value checks, made inline rather than through a function call. */
-type Kind = 'string' | 'safe-integer' | 'other';
+export type Kind = 'string' | 'safe-integer' | 'other';
 
-interface FieldCheck {
+export interface FieldCheck {
   key: string;
   required: boolean;
   kind: Kind;
@@ -61,7 +61,21 @@ export function isUnderstood(schema: unknown): boolean {
   }
 }
 
-function objectCheck(schema: ZodLike): FastRecordCheck {
+/**
+ * The fields of a loose object schema in shape order, each with its check, for a reader that
+ * checks records as it parses them (the same rules as compileRecordCheck: known keys in shape
+ * order, unknown ones after them); undefined when the schema is unusual.
+ */
+export function fieldChecksOf(schema: unknown): readonly FieldCheck[] | undefined {
+  try {
+    return objectFields(schema as ZodLike);
+  } catch (error) {
+    if (error instanceof Unsupported) return undefined;
+    throw error;
+  }
+}
+
+function objectFields(schema: ZodLike): FieldCheck[] {
   const def = schema._zod.def;
   if (def.type !== 'object' || !def.shape || (def.checks?.length ?? 0) > 0) {
     throw new Unsupported(def.type);
@@ -69,10 +83,11 @@ function objectCheck(schema: ZodLike): FastRecordCheck {
   // unknown keys kept as they are (a loose object); a strict or stripping one changes records
   if (def.catchall?._zod.def.type !== 'unknown') throw new Unsupported('catchall');
   // in shape order: zod gives the known keys back in that order
-  const fields: FieldCheck[] = Object.entries(def.shape).map(([key, field]) => ({
-    key,
-    ...fieldCheck(field),
-  }));
+  return Object.entries(def.shape).map(([key, field]) => ({ key, ...fieldCheck(field) }));
+}
+
+function objectCheck(schema: ZodLike): FastRecordCheck {
+  const fields = objectFields(schema);
   const known = new Set(fields.map((field) => field.key));
   const requiredCount = fields.filter((field) => field.required).length;
   return (record) => {

@@ -61,12 +61,12 @@ export function csvCell(text: string): string {
 }
 
 /** A list holding an item with the list separator, which an import would split there. */
-function holdsSeparator(value: readonly unknown[]): boolean {
+export function holdsSeparator(value: readonly unknown[]): boolean {
   return value.some((item) => typeof item === 'string' && item.includes(CSV_LIST_SEPARATOR));
 }
 
 /** One field's cell. */
-function cellOf(value: unknown): string {
+export function cellOf(value: unknown): string {
   if (typeof value === 'string') return csvCell(value);
   if (typeof value === 'number') {
     // digits, sign, point, exponent: never quoted, formula-safe when negative
@@ -120,6 +120,20 @@ function csvLineByName(
   return cells.join(',');
 }
 
+/** The warning of a list whose item holds the separator, per field. */
+function separatorWarning(resource: ResourceName, warn: (message: string) => void) {
+  return (field: string): void =>
+    warn(
+      `${resource}: a value in "${field}" holds "${CSV_LIST_SEPARATOR}", the list separator; ` +
+        'an import of the CSV splits it there (the JSON formats keep it whole)',
+    );
+}
+
+/** The CSV's header line. */
+function headerLine(resource: ResourceName): string {
+  return `${csvColumns(resource).map(csvCell).join(',')}\n`;
+}
+
 /** The CSV of the records, in parts of about 64 KiB as their batches are read. */
 export function csvSource(
   resource: ResourceName,
@@ -127,13 +141,9 @@ export function csvSource(
   warn: (message: string) => void,
 ): AsyncGenerator<string> {
   const fields = PORTABLE_FIELDS[resource];
-  const onSeparator = (field: string): void =>
-    warn(
-      `${resource}: a value in "${field}" holds "${CSV_LIST_SEPARATOR}", the list separator; ` +
-        'an import of the CSV splits it there (the JSON formats keep it whole)',
-    );
+  const onSeparator = separatorWarning(resource, warn);
   async function* text(): AsyncGenerator<string> {
-    yield `${csvColumns(resource).map(csvCell).join(',')}\n`;
+    yield headerLine(resource);
     for await (const batch of batches) {
       let lines = '';
       for (const record of batch) lines += csvLine(fields, record, onSeparator);
@@ -141,4 +151,28 @@ export function csvSource(
     }
   }
   return batchText(text());
+}
+
+/**
+ * The CSV of an answer read by the transcoder (csv-transcoder.ts): its lines as they came, and
+ * the records it left to the general way (portable by now) written here, in their place.
+ */
+export async function* csvTranscodedSource(
+  resource: ResourceName,
+  chunks: AsyncIterable<readonly (Buffer | Readonly<Record<string, unknown>>)[]>,
+  warn: (message: string) => void,
+): AsyncGenerator<string | Buffer> {
+  const fields = PORTABLE_FIELDS[resource];
+  const onSeparator = separatorWarning(resource, warn);
+  yield headerLine(resource);
+  for await (const parts of chunks) {
+    if (parts.length === 1 && Buffer.isBuffer(parts[0])) {
+      yield parts[0];
+      continue;
+    }
+    const pieces = parts.map((part) =>
+      Buffer.isBuffer(part) ? part : Buffer.from(csvLine(fields, part, onSeparator), 'utf8'),
+    );
+    if (pieces.length > 0) yield Buffer.concat(pieces);
+  }
 }

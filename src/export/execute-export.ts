@@ -17,7 +17,7 @@ import { isTargetRefusal, type JobTargetRef } from '../targets/job-target.js';
 
 /** What an export reads with: its target's client, and that target's shared 429 back-off. */
 export interface ExportTarget {
-  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
+  client: Pick<AdminClient, 'streamBatches' | 'streamDecoded' | 'get' | 'baseUrl'>;
   onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
 }
 

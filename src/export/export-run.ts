@@ -16,7 +16,9 @@ import { withReadRetry, type RetryPolicy } from '../execute/retry-policy.js';
 import { PORTER_VERSION } from '../version.js';
 import { removeStaleTempFiles, writeFileAtomically } from './atomic-file.js';
 import { bundleSource } from './bundle.js';
-import { csvSource, CSV_LIST_SEPARATOR } from './csv-writer.js';
+import { csvAnswerDecoder, csvTranscodePlan, type CsvAnswerPart } from './csv-answer.js';
+import type { TranscodePlan } from './csv-transcoder.js';
+import { csvSource, csvTranscodedSource, CSV_LIST_SEPARATOR } from './csv-writer.js';
 import {
   MANIFEST_FILE,
   planFiles,
@@ -47,7 +49,7 @@ export interface ExportProgress {
 }
 
 export interface ExportRunDeps {
-  client: Pick<AdminClient, 'streamBatches' | 'get' | 'baseUrl'>;
+  client: Pick<AdminClient, 'streamBatches' | 'streamDecoded' | 'get' | 'baseUrl'>;
   /** Retries of failing reads; the same policy as imports. */
   retry: RetryPolicy;
   signal?: AbortSignal;
@@ -168,7 +170,7 @@ class ExportRun {
   }
 
   /** The text of a file, in parts, made as its records are read. */
-  private partsOf(file: PlannedFile, startedAt: string): AsyncGenerator<string> {
+  private partsOf(file: PlannedFile, startedAt: string): AsyncGenerator<string | Buffer> {
     if (file.content === 'bundle') {
       const head = {
         exportedAt: startedAt,
@@ -183,6 +185,10 @@ class ExportRun {
     const resource = file.content;
     const warn = (message: string): void => this.warnings.add(message);
     if (file.format === 'csv') {
+      const plan = csvTranscodePlan(resource, (id) => this.knownGroupName(id));
+      if (plan !== undefined) {
+        return csvTranscodedSource(resource, this.transcoded(resource, plan), warn);
+      }
       return csvSource(resource, this.records(resource, true, true), warn);
     }
     const records = this.records(resource, true);
@@ -195,11 +201,7 @@ class ExportRun {
     portable: boolean,
     csv = false,
   ): AsyncGenerator<Record<string, unknown>[]> {
-    const options: PortableOptions = {
-      groupName: (id: number) => this.groupName(id),
-      listSeparator: csv ? CSV_LIST_SEPARATOR : undefined,
-      warn: (message: string) => this.warnings.add(message),
-    };
+    const options = this.portableOptions(csv);
     this.counts[resource] = 0;
     for await (const batch of this.deps.client.streamBatches(resource, {}, this.deps.signal)) {
       if (resource === 'groups') for (const group of batch) this.groups.add(group);
@@ -207,6 +209,46 @@ class ExportRun {
       this.counts[resource] = (this.counts[resource] ?? 0) + batch.length;
       this.reportProgress();
     }
+  }
+
+  /**
+   * The CSV of a resource as the transcoder reads it from the answer, chunk by chunk, counted;
+   * the records it leaves to the general way made portable in their place.
+   */
+  private async *transcoded(
+    resource: ResourceName,
+    plan: TranscodePlan,
+  ): AsyncGenerator<CsvAnswerPart[]> {
+    // the records the transcoder leaves are few: they are made portable one by one
+    const options = this.portableOptions(true);
+    this.counts[resource] = 0;
+    const chunks = this.deps.client.streamDecoded(resource, {}, this.deps.signal, (info) =>
+      csvAnswerDecoder(resource, info, plan),
+    );
+    for await (const { parts, records } of chunks) {
+      for (let index = 0; index < parts.length; index++) {
+        const part = parts[index]!;
+        if (Buffer.isBuffer(part)) continue;
+        const portable = toPortable(resource, part, options);
+        parts[index] = portable instanceof Promise ? await portable : portable;
+      }
+      yield parts;
+      this.counts[resource] = (this.counts[resource] ?? 0) + records;
+      this.reportProgress();
+    }
+  }
+
+  /** A group's name when it is known now (read, or looked up before); never looked up. */
+  private knownGroupName(id: number): string | undefined {
+    return this.groups.nameOf(id) ?? this.lateGroups.get(id);
+  }
+
+  private portableOptions(csv: boolean): PortableOptions {
+    return {
+      groupName: (id: number) => this.groupName(id),
+      listSeparator: csv ? CSV_LIST_SEPARATOR : undefined,
+      warn: (message: string) => this.warnings.add(message),
+    };
   }
 
   /** Reads all groups for their names only; returns their picture. */

@@ -28,6 +28,35 @@ const KNOWN: { readonly [R in ResourceName]: ReadonlySet<string> } = {
   acls: new Set(Object.keys(RESOURCES.acls.fields)),
 };
 
+/** Why a group's name cannot stand for it in a file; undefined when it can. */
+function referenceProblem(
+  name: string | undefined,
+  listSeparator: string | undefined,
+  inList: boolean,
+): string | undefined {
+  if (name === undefined) return 'was not among the groups read';
+  if (name.trim() === '' || name !== name.trim()) return 'has spaces at its ends';
+  if (inList && listSeparator !== undefined && name.includes(listSeparator)) {
+    return `has "${listSeparator}" in its name, the list separator`;
+  }
+  return undefined;
+}
+
+/**
+ * The reference a file carries for a group of this name, when the name can stand for it with
+ * nothing to warn of (what groupReference writes then); undefined otherwise.
+ */
+export function plainGroupReference(
+  name: string | undefined,
+  listSeparator: string | undefined,
+  inList: boolean,
+): string | undefined {
+  if (name === undefined || referenceProblem(name, listSeparator, inList) !== undefined) {
+    return undefined;
+  }
+  return nameReference(name);
+}
+
 /**
  * What to write for a reference to group `id`: its name (`name:42` for a name an import would
  * read as an id), or the id itself when no name reads back as this group (unknown, spaces at
@@ -40,12 +69,7 @@ function groupReference(
   inList: boolean,
 ): unknown {
   if (typeof id !== 'number') return id;
-  let problem: string | undefined;
-  if (name === undefined) problem = 'was not among the groups read';
-  else if (name.trim() === '' || name !== name.trim()) problem = 'has spaces at its ends';
-  else if (inList && options.listSeparator !== undefined && name.includes(options.listSeparator)) {
-    problem = `has "${options.listSeparator}" in its name, the list separator`;
-  }
+  const problem = referenceProblem(name, options.listSeparator, inList);
   if (name !== undefined && problem === undefined) return nameReference(name);
   const label = name === undefined ? `group ${id}` : `group ${JSON.stringify(name)} (id ${id})`;
   options.warn(`${label} ${problem}; referenced by its id, valid on this server only`);

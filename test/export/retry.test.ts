@@ -6,6 +6,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnswerDecoder } from '../../src/admin/answer-decoder.js';
 import type { ResourceName } from '../../src/admin/resources.js';
 import { AdminHttpError, AdminNoAnswerError } from '../../src/admin/errors.js';
 import { runExport, type ExportRunDeps } from '../../src/export/export-run.js';
@@ -36,21 +37,46 @@ function fakeClient(
 ): ExportRunDeps['client'] & { calls: string[] } {
   const calls: string[] = [];
   let userAttempts = 0;
+  // one record per batch, as a slow answer would come
+  async function* streamBatches(resource: ResourceName) {
+    calls.push(`stream ${resource}`);
+    if (resource === 'groups') yield GROUPS;
+    if (resource === 'users') {
+      const attempt = userAttempts++;
+      const failure = usersPlan[attempt]?.(attempt);
+      for (const [index, user] of USERS.entries()) {
+        if (failure && index === 4) throw failure;
+        yield [index === 9 && extra.lateGroup ? { ...user, groups: [extra.lateGroup.id] } : user];
+      }
+    }
+  }
   return {
     baseUrl: 'http://fake.example',
     calls,
-    // one record per batch, as a slow answer would come
-    async *streamBatches(resource: ResourceName) {
-      calls.push(`stream ${resource}`);
-      if (resource === 'groups') yield GROUPS;
-      if (resource === 'users') {
-        const attempt = userAttempts++;
-        const failure = usersPlan[attempt]?.(attempt);
-        for (const [index, user] of USERS.entries()) {
-          if (failure && index === 4) throw failure;
-          yield [index === 9 && extra.lateGroup ? { ...user, groups: [extra.lateGroup.id] } : user];
+    streamBatches,
+    // the same records as the bytes of one JSON array, a record per chunk
+    async *streamDecoded(
+      resource: ResourceName,
+      query: Record<string, unknown>,
+      signal: AbortSignal | undefined,
+      makeDecoder: (info: { method: string; path: string }) => AnswerDecoder<unknown>,
+    ) {
+      const decoder = makeDecoder(info);
+      let first = true;
+      const feed = function* (text: string) {
+        const decoded = decoder.write(Buffer.from(text));
+        if (decoded.value !== undefined) yield decoded.value;
+        if (decoded.fault !== undefined) throw decoded.fault;
+      };
+      yield* feed('[');
+      for await (const batch of streamBatches(resource)) {
+        for (const record of batch) {
+          yield* feed(`${first ? '' : ','}${JSON.stringify(record)}`);
+          first = false;
         }
       }
+      yield* feed(']');
+      decoder.end();
     },
     async get(resource: ResourceName, query: Record<string, unknown> = {}) {
       calls.push(`get ${resource} ${JSON.stringify(query)}`);
@@ -115,5 +141,29 @@ describe('retries of an export read', () => {
       'get groups {"id":7}',
     ]);
     expect(manifest.consistency.groupsChanged).toBe(false);
+  });
+
+  it('in a CSV too, a late group is looked up once and named, the other rows kept as read', async () => {
+    const client = fakeClient([], { lateGroup: { id: 7, name: 'Newcomers' } });
+    const dir = join(outDir, 'late-csv');
+    const manifest = await runExport(
+      {
+        id: 'exp_20260101T000000000Z_dddddd',
+        request: { resource: 'users', format: 'csv', outDir },
+        dir,
+      },
+      { client, retry: RETRY },
+    );
+    const lines = (await readFile(join(dir, 'users.csv'), 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(11);
+    const groupsCell = (line: string) => line.split(',')[20];
+    expect(lines.slice(1, 10).map(groupsCell)).toEqual(
+      USERS.slice(0, 9).map((user) => (user.groups[0] === 1 ? 'Editors' : 'Viewers')),
+    );
+    expect(groupsCell(lines[10]!)).toBe('Newcomers');
+    expect(client.calls.filter((call) => call.startsWith('get groups'))).toEqual([
+      'get groups {"id":7}',
+    ]);
+    expect(manifest.counts).toEqual({ users: 10 });
   });
 });
