@@ -1,26 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import { startImport } from '../../app/imports.js';
-import { startSourceImport } from '../../app/source-import.js';
-import { PorterError } from '../../errors/porter-error.js';
-import { noteEnded } from '../../auth/acting.js';
-import { isPorterError } from '../../errors/porter-error.js';
-import type { ImportMode, ImportOptions } from '../../model/import.js';
+import type { ImportMode } from '../../model/import.js';
 import { oneOf } from '../options.js';
-import { checkInputFile } from '../paths.js';
-import { addImportOptions, importOptionsFrom, type ImportOptionValues } from '../import-options.js';
-import {
-  addReportOptions,
-  addWaitOptions,
-  checkReportArguments,
-  finishQueuedImport,
-  willWait,
-  type ReportValues,
-} from '../queued-work.js';
-import { keepHeapLean } from '../lean-heap.js';
-import { withContext } from '../with-context.js';
+import { addImportOptions, type ImportOptionValues } from '../import-options.js';
+import { addReportOptions, addWaitOptions, type ReportValues } from '../queued-work.js';
 
 export { importExitCode } from '../exit-code.js';
 
@@ -46,18 +29,6 @@ export function addSourceOptions(command: Command): Command {
     );
 }
 
-/**
- * Once the import exists, an error that ends it (unreadable, empty or broken upload, unknown
- * column) ends the command with exit 1 like any failed import; errors before it keep their codes.
- */
-function endFailedImport(exists: boolean, error: unknown): undefined {
-  if (!exists || !isPorterError(error)) throw error;
-  console.error(`porter: ${error.message} [${error.code}]`);
-  noteEnded({ state: 'failed', code: error.code });
-  process.exitCode = 1;
-  return undefined;
-}
-
 export function registerImportCommand(program: Command): void {
   const base = program
     .command('import')
@@ -74,110 +45,9 @@ export function registerImportCommand(program: Command): void {
   addReportOptions(
     addWaitOptions(addImportOptions(base), 'import'),
     'write the per-record report to this file when the import ends',
-  ).action((file: string | undefined, options: ImportCommandOptions) => runImport(file, options));
-}
-
-/**
- * Submits a file as an import and, when it waits (`porter sync` does by default), follows it
- * and sets the exit code.
- */
-export async function runImport(
-  file: string | undefined,
-  options: ImportCommandOptions,
-  waitsByDefault = false,
-): Promise<void> {
-  if ((file === undefined) === (options.source === undefined)) {
-    throw new PorterError('PORTER_USAGE', 'give a file or --source NAME, not both');
-  }
-  if (options.incremental && options.source === undefined) {
-    throw new PorterError('PORTER_USAGE', '--incremental goes with --source');
-  }
-  // every option and path is checked before an import is stored
-  willWait(options, waitsByDefault);
-  if (options.source !== undefined) return runSourceImport(options.source, options, waitsByDefault);
-  return runFileImport(file!, options, waitsByDefault);
-}
-
-async function runFileImport(
-  file: string,
-  options: ImportCommandOptions,
-  waitsByDefault: boolean,
-): Promise<void> {
-  const { mapping, ...importOptions } = await checkImportArguments(file, options);
-  keepHeapLean();
-  const source = file === '-' ? process.stdin : createReadStream(file);
-  await withContext(async (context) => {
-    let exists = false;
-    const info = await startImport(
-      context,
-      {
-        options: importOptions,
-        source,
-        fileName: file === '-' ? undefined : basename(file),
-        mapping,
-      },
-      (created) => {
-        exists = true;
-        console.log(created.id);
-      },
-    ).catch((error: unknown) => endFailedImport(exists, error));
-    if (info === undefined) return;
-    await finishQueuedImport(context, info, options, {
-      waitsByDefault,
-      queuedText: `queued: ${info.total} records in ${info.batches} batches`,
-    });
+  ).action(async (file: string | undefined, options: ImportCommandOptions) => {
+    // what an import runs is loaded when one runs, not for --help or a refused option
+    const { runImport } = await import('../import-run.js');
+    await runImport(file, options);
   });
-}
-
-/** Reads a directory source and submits its rows, as runImport does a file's. */
-async function runSourceImport(
-  sourceName: string,
-  options: ImportCommandOptions,
-  waitsByDefault: boolean,
-): Promise<void> {
-  const { mapping, ...importOptions } = await importOptionsFrom(options.resource, options);
-  await checkReportArguments(options, options.map ? [options.map] : []);
-  keepHeapLean();
-  await withContext(async (context) => {
-    let exists = false;
-    const info = await startSourceImport(
-      context,
-      {
-        source: sourceName,
-        options: { ...importOptions, mapping },
-        incremental: options.incremental === true,
-      },
-      (created) => {
-        exists = true;
-        console.log(created.id);
-      },
-    ).catch((error: unknown) => endFailedImport(exists, error));
-    if (info === undefined) return;
-    const read = info.options.source;
-    if (read) {
-      console.error(
-        `read ${read.entries} entries from source ${read.name} in ${read.durationMs} ms` +
-          (read.since !== undefined ? ` (changed since ${read.since})` : ''),
-      );
-    }
-    await finishQueuedImport(context, info, options, {
-      waitsByDefault,
-      queuedText: `queued: ${info.total} records in ${info.batches} batches`,
-    });
-  });
-}
-
-/**
- * Checks the paths and the options that need more than a parser; returns the import's options,
- * with the mapping read.
- */
-async function checkImportArguments(
-  file: string,
-  options: ImportCommandOptions,
-): Promise<ImportOptions> {
-  if (file !== '-') await checkInputFile(file, 'input file');
-  // what the import would refuse (a bad delimiter, deleting ACLs), refused before Redis is asked
-  const importOptions = await importOptionsFrom(options.resource, options);
-  await checkReportArguments(options, [file, ...(options.map ? [options.map] : [])]);
-  return importOptions;
 }

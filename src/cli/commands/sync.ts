@@ -5,7 +5,8 @@ import { addImportOptions } from '../import-options.js';
 import { oneOf } from '../options.js';
 import { registerPlanCommand } from '../plan-command.js';
 import { addReportOptions, addWaitOptions } from '../queued-work.js';
-import { addSourceOptions, runImport, type ImportCommandOptions } from './import.js';
+import { runImport } from '../import-run.js';
+import { addSourceOptions, type ImportCommandOptions } from './import.js';
 
 type SyncCommandLine = Omit<ImportCommandOptions, 'mode' | 'resource'> & {
   resource: ResourceName;
