@@ -7,16 +7,13 @@
  */
 import { CommanderError, type Command } from 'commander';
 import type { Redis } from 'ioredis';
-import { createRedisConnection } from '../redis/connect.js';
 import { runAs, type Actor } from '../auth/acting.js';
 import { cliPrincipal } from '../auth/principal.js';
 import { whoOf, type AuditEvent } from '../audit/audit-event.js';
-import { AuditLog, newActionId } from '../audit/audit-log.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import { errorResult, outcomeOfExit } from '../audit/outcome.js';
-import { loadEnv } from '../config/env.js';
 import { ERROR_CODES } from '../errors/codes.js';
 import { isPorterError } from '../errors/porter-error.js';
-import { actAsToken } from './token-principal.js';
 
 /** Commands that change state, by their path, and their audit action. */
 const ACTIONS: Readonly<Record<string, string>> = {
@@ -98,9 +95,16 @@ export async function runAuditedCli(program: Command, run: () => Promise<unknown
   program.hook('preAction', async (_program, command) => {
     // a command given an API token acts as its principal from its first event on
     const token = command.opts<{ token?: unknown }>().token;
+    // loaded once a command runs: its --help, or a refused argument, needs neither Redis nor env
+    const { actAsToken } = await import('./token-principal.js');
     await actAsToken(actor, pathOf(command), typeof token === 'string' ? token : undefined);
     const action = ACTIONS[pathOf(command)];
     if (!action) return;
+    const [{ loadEnv }, { createRedisConnection }, { AuditLog, newActionId }] = await Promise.all([
+      import('../config/env.js'),
+      import('../redis/connect.js'),
+      import('../audit/audit-log.js'),
+    ]);
     const env = loadEnv();
     // no retries: a Redis that does not answer leaves the command to say so itself (or to
     // refuse its arguments first); a command that cannot reach Redis changes nothing

@@ -8,8 +8,6 @@ import { checkEncoding, ENCODING_OPTION_TEXT } from '../ingest/text-encoding.js'
 import type { Command } from 'commander';
 import type { ResourceName } from '../admin/resources.js';
 import { PorterError } from '../errors/porter-error.js';
-import { checkIngestOptions, DEFAULT_LIST_SEPARATOR } from '../ingest/index.js';
-import { readMappingFile } from '../mapping/read-mapping-file.js';
 import {
   IMPORT_MODES,
   LOOKUP_MODES,
@@ -124,6 +122,11 @@ export async function importOptionsFrom(
   if (values.mode === undefined) {
     throw new PorterError('PORTER_USAGE', `--mode is required: ${IMPORT_MODES.join(', ')}`);
   }
+  // the checks (mapping, expressions, ingest options) are loaded here, not by a command's --help
+  const [{ checkIngestOptions, DEFAULT_LIST_SEPARATOR }, { readMappingFile }] = await Promise.all([
+    import('../ingest/options.js'),
+    import('../mapping/read-mapping-file.js'),
+  ]);
   const mapping = values.map
     ? await readMappingFile(values.map, await readJsonFile(values.map, '--map'), resource)
     : undefined;

@@ -8,12 +8,11 @@ import { finished } from 'node:stream/promises';
 import type { Command } from 'commander';
 import type { PorterContext } from '../app/context.js';
 import { noteEnded } from '../auth/acting.js';
-import { workersRunning, writeReport, type ReportFormat } from '../app/imports.js';
+import type { ReportFormat } from '../app/imports.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { ImportInfo } from '../model/import.js';
 import { oneOf } from './options.js';
 import { checkOutputFile, openOutputFile } from './paths.js';
-import { closingLines, followImport } from './progress.js';
 import { importExitCode } from './exit-code.js';
 
 export interface WaitValues {
@@ -111,6 +110,11 @@ export async function finishQueuedImport(
     console.error(`${options.queuedText}; follow with: porter status ${info.id} --follow`);
     return;
   }
+  // what following an import takes is loaded by a command that follows one, not by its --help
+  const [{ workersRunning, writeReport }, { closingLines, followImport }] = await Promise.all([
+    import('../app/imports.js'),
+    import('./progress.js'),
+  ]);
   const final = await followImport({
     read: () => context.store.get(info.id),
     redis: context.redisWatch,
