@@ -8,12 +8,15 @@
  * access token lasts; when neither answers, the session cannot be checked and ends.
  */
 import { timingSafeEqual } from 'node:crypto';
-import * as client from 'openid-client';
+import type * as OpenId from 'openid-client';
 import { PorterError } from '../errors/porter-error.js';
 import { oidcPrincipal, type OidcSettings } from './oidc-settings.js';
 import type { Principal } from './principal.js';
 
 export { oidcSettings, type OidcSettings } from './oidc-settings.js';
+
+/** The OpenID Connect client, loaded on a sign-in's first use: most commands never sign anyone in. */
+const openidClient = (): Promise<typeof OpenId> => import('openid-client');
 
 /** What the provider gave to ask it again: kept sealed with the session (session-seal.ts). */
 export interface OidcGrant {
@@ -79,7 +82,7 @@ function readPending(value: string | undefined, nowMs: number): Pending | undefi
 
 function grantOf(
   sub: string,
-  tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+  tokens: OpenId.TokenEndpointResponse & OpenId.TokenEndpointResponseHelpers,
   earlierRefresh?: string,
 ): OidcGrant {
   const expiresIn = tokens.expiresIn();
@@ -93,18 +96,20 @@ function grantOf(
 }
 
 export class OidcSignIn {
-  private configuration?: Promise<client.Configuration>;
+  private configuration?: Promise<OpenId.Configuration>;
 
   constructor(readonly settings: OidcSettings) {}
 
-  private config(): Promise<client.Configuration> {
-    this.configuration ??= client
-      .discovery(
-        new URL(this.settings.issuer),
-        this.settings.clientId,
-        this.settings.clientSecret,
-        this.settings.clientSecret ? undefined : client.None(),
-        this.settings.allowHttp ? { execute: [client.allowInsecureRequests] } : undefined,
+  private config(): Promise<OpenId.Configuration> {
+    this.configuration ??= openidClient()
+      .then((client) =>
+        client.discovery(
+          new URL(this.settings.issuer),
+          this.settings.clientId,
+          this.settings.clientSecret,
+          this.settings.clientSecret ? undefined : client.None(),
+          this.settings.allowHttp ? { execute: [client.allowInsecureRequests] } : undefined,
+        ),
       )
       .catch((error: unknown) => {
         this.configuration = undefined;
@@ -116,6 +121,7 @@ export class OidcSignIn {
   /** Where to send the browser to sign in, and the pre-sign-in cookie's value to set with it. */
   async start(): Promise<{ url: URL; pending: string }> {
     const config = await this.config();
+    const client = await openidClient();
     const pending: Pending = {
       state: client.randomState(),
       nonce: client.randomNonce(),
@@ -142,6 +148,7 @@ export class OidcSignIn {
     const state = callbackUrl.searchParams.get('state') ?? '';
     if (!started || !sameText(state, started.state)) throw unauthorized();
     const config = await this.config();
+    const client = await openidClient();
     const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
       pkceCodeVerifier: started.verifier,
       expectedState: started.state,
@@ -162,6 +169,7 @@ export class OidcSignIn {
    */
   async recheck(grant: OidcGrant): Promise<OidcSignedIn> {
     const config = await this.config();
+    const client = await openidClient();
     let next = grant;
     let claims: Record<string, unknown> | undefined;
     if (grant.refreshToken) {
