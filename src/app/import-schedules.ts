@@ -25,7 +25,6 @@ import type { PorterContext } from './context.js';
 import { emitInBackground } from './notify.js';
 import { scheduleFailedNotice, scheduleMissedNotice } from '../notify/work-notices.js';
 import { boundToTarget, startImport } from './imports.js';
-import { startSourceImport } from './source-import.js';
 import { runAsWorker } from './worker-action.js';
 
 export interface ImportScheduleSubmission {
@@ -219,12 +218,15 @@ function runSourceScheduleJob(
             dryRun: options.dryRun,
             target: options.target,
           },
-          () =>
-            startSourceImport(
+          async () => {
+            // the directory readers (LDAP) are loaded by a schedule that reads a source
+            const { startSourceImport } = await import('./source-import.js');
+            return startSourceImport(
               context,
               { source: source.name, options, incremental: source.incremental === true },
               onCreated,
-            ),
+            );
+          },
         ),
     },
   );

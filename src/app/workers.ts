@@ -10,8 +10,6 @@ import { readMigrationSource, stageRunnerDeps } from './migrations.js';
 import type { Env } from '../config/env.js';
 import { createPorterContext, type PorterContext } from './context.js';
 import { onShutdown } from './signals.js';
-import { buildOpsApp } from '../http/build-ops-app.js';
-import { PrometheusMetrics } from '../metrics/prometheus.js';
 import { ReadinessProbe } from './readiness.js';
 import { UndoLog } from '../results/undo-log.js';
 import { TargetClients } from './target-clients.js';
@@ -229,12 +227,18 @@ export async function runWorkerProcess(
 ): Promise<RunningWorkers & { metricsAddress?: string }> {
   boundHeapGrowth();
   const metricsPort = options.metricsPort ?? env.PORTER_METRICS_PORT;
-  const metrics = metricsPort === undefined ? undefined : new PrometheusMetrics();
+  // the metrics port's registry and HTTP server are loaded only when there is one
+  const [prometheus, opsServer] =
+    metricsPort === undefined
+      ? []
+      : await Promise.all([import('../metrics/prometheus.js'), import('../http/build-ops-app.js')]);
+  const metrics = prometheus && new prometheus.PrometheusMetrics();
   const context = await createPorterContext(env, { metrics });
   const running = startWorkers(context, options);
   let metricsAddress: string | undefined;
   const probe = metrics ? new ReadinessProbe(context) : undefined;
-  const opsApp = metrics ? await buildOpsApp({ context, metrics, probe }) : undefined;
+  const opsApp =
+    metrics && opsServer ? await opsServer.buildOpsApp({ context, metrics, probe }) : undefined;
   if (opsApp) {
     metricsAddress = await opsApp.listen({
       port: metricsPort,

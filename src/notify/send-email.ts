@@ -2,7 +2,6 @@
  * A mail through nodemailer to the channel's SMTP server: `smtp://` (STARTTLS when the server
  * offers it) or `smtps://` (TLS from the start), every wait cut off at the timeout.
  */
-import { createTransport } from 'nodemailer';
 import { DeliveryError } from './delivery-error.js';
 import { hostAllowed } from './host-policy.js';
 
@@ -32,6 +31,8 @@ export async function sendEmail(
     throw new DeliveryError(`host ${url.hostname} is not in PORTER_NOTIFY_ALLOWED_HOSTS`, true);
   }
   const secure = url.protocol === 'smtps:';
+  // loaded by the first mail: a worker that never sends one never loads it
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     host: url.hostname,
     port: url.port ? Number(url.port) : secure ? 465 : 587,
