@@ -8,12 +8,11 @@
  * element's parsed value, for the general way (check, toPortable, csvLine); so the lines are byte
  * for byte what that way writes, at a fraction of the cost, and the general way keeps every rule.
  *
- * Element by element: an element cut by the chunk's end is carried, its end found by a scan of
- * its structure that goes on with the next chunk (each byte is scanned once), then read whole.
+ * The array around the records, and records cut by a chunk's end, are json-array-walker.ts's.
  */
 import { isUtf8 } from 'node:buffer';
 import type { FieldCheck } from '../admin/fast-record-check.js';
-import { JsonSyntaxError } from '../admin/json-array-splitter.js';
+import { JsonArrayWalker, parseElement } from '../admin/json-array-walker.js';
 import {
   BACKSLASH,
   CLOSE_BRACE,
@@ -24,7 +23,7 @@ import {
   QUOTE,
   isWhitespace,
 } from '../util/json-bytes.js';
-import { ElementEnd } from './element-end.js';
+import { ElementEnd } from '../util/element-end.js';
 
 const COLON = 0x3a;
 const MINUS = 0x2d;
@@ -101,17 +100,11 @@ function isDigit(byte: number): boolean {
 }
 
 /** Feed it the answer's chunks with write(), then call end(). */
-export class CsvTranscoder {
-  kind: 'unknown' | 'array' | 'other' = 'unknown';
-  private expect: 'open' | 'element-or-close' | 'element' | 'comma-or-close' | 'nothing' = 'open';
+export class CsvTranscoder extends JsonArrayWalker {
   private readonly fields: Field[];
   private readonly requiredCount: number;
   private readonly columnCount: number;
   private readonly references = [new Map<number, Reference>(), new Map<number, Reference>()];
-  /** The element cut by a chunk's end: its bytes so far, and the scan of its structure. */
-  private carried: Buffer[] | undefined;
-  private readonly elementEnd = new ElementEnd();
-  private offset = 0;
   private out = Buffer.alloc(0);
   private at = 0;
   private flushed = 0;
@@ -120,6 +113,7 @@ export class CsvTranscoder {
   written = 0;
 
   constructor(private readonly plan: TranscodePlan) {
+    super();
     let column = 0;
     this.fields = plan.fields.map((check) => {
       const position = plan.columns.indexOf(check.key, column);
@@ -151,87 +145,16 @@ export class CsvTranscoder {
     this.out = Buffer.allocUnsafe(Math.max(4096, chunk.length * 2));
     this.at = 0;
     this.flushed = 0;
-    let pos = 0;
-    if (this.carried !== undefined) {
-      const end = this.elementEnd.scan(chunk, 0);
-      if (end === -1) {
-        this.carried.push(chunk);
-        this.offset += chunk.length;
-        return { parts: this.parts, records: 0 };
-      }
-      const whole = Buffer.concat([...this.carried, chunk.subarray(0, end)]);
-      this.carried = undefined;
-      this.element(whole, 0, true);
-      this.expect = 'comma-or-close';
-      pos = end;
-    }
-    this.array(chunk, pos);
-    this.offset += chunk.length;
+    this.walk(chunk);
     this.flush();
     return { parts: this.parts, records: this.written - before };
-  }
-
-  /** Ends the input; throws when an array began and was not closed. */
-  end(): void {
-    if (this.kind !== 'array') return;
-    if (this.expect !== 'nothing' || this.carried !== undefined) {
-      throw new JsonSyntaxError(`the answer ended before its array closed (${this.offset} bytes)`);
-    }
-  }
-
-  /** The array's own structure: brackets, commas, blanks, and the elements between them. */
-  private array(buf: Buffer, from: number): void {
-    const length = buf.length;
-    let pos = from;
-    while (pos < length) {
-      const byte = buf[pos]!;
-      if (isWhitespace(byte)) {
-        pos++;
-        continue;
-      }
-      switch (this.expect) {
-        case 'open':
-          if (byte !== OPEN_BRACKET) {
-            this.kind = 'other';
-            this.expect = 'nothing';
-            return;
-          }
-          this.kind = 'array';
-          this.expect = 'element-or-close';
-          pos++;
-          break;
-        case 'element-or-close':
-        case 'element': {
-          if (byte === CLOSE_BRACKET && this.expect === 'element-or-close') {
-            this.expect = 'nothing';
-            pos++;
-            break;
-          }
-          if (byte === COMMA || byte === CLOSE_BRACKET) this.fail(byte, pos);
-          const end = this.element(buf, pos, false);
-          if (end === -1) return;
-          this.expect = 'comma-or-close';
-          pos = end;
-          break;
-        }
-        case 'comma-or-close':
-          if (byte === COMMA) this.expect = 'element';
-          else if (byte === CLOSE_BRACKET) this.expect = 'nothing';
-          else this.fail(byte, pos);
-          pos++;
-          break;
-        case 'nothing':
-          if (this.kind === 'other') return;
-          this.fail(byte, pos);
-      }
-    }
   }
 
   /**
    * One element from `start`: written as a line, or handed back parsed. Returns its end, or -1
    * when the chunk ends inside it (then carried). `whole`: the bytes are the element, all of it.
    */
-  private element(buf: Buffer, start: number, whole: boolean): number {
+  protected element(buf: Buffer, start: number, whole: boolean): number {
     const mark = this.at;
     const read = buf[start] === OPEN_BRACE ? this.object(buf, start) : GENERAL;
     if (read >= 0) {
@@ -239,14 +162,8 @@ export class CsvTranscoder {
       return read;
     }
     this.at = mark;
-    let end = buf.length;
-    if (!whole) {
-      end = this.elementEnd.start(buf, start);
-      if (end === -1) {
-        this.carried = [buf.subarray(start)];
-        return -1;
-      }
-    }
+    const end = whole ? buf.length : this.endOrCarry(buf, start);
+    if (end === -1) return -1;
     this.flush();
     this.parts.push({ element: parseElement(buf.subarray(start, end)) });
     return end;
@@ -328,25 +245,38 @@ export class CsvTranscoder {
     return this.parsedValue(buf, pos, field);
   }
 
+  /**
+   * A string, copied as it is scanned (the cell's quote and formula prefix, rarely needed, are
+   * made room for afterwards); nothing is kept unless it ends as a plain cell.
+   */
   private string(buf: Buffer, pos: number, field: Field): number {
     if (field.reference !== undefined) return GENERAL;
     const length = buf.length;
-    let index = pos + 1;
+    const from = pos + 1;
+    // the cell is at most the string's bytes, two quotes and a formula prefix
+    this.reserve(length - from + 3);
+    const out = this.out;
+    const start = this.at;
+    let at = start;
+    let index = from;
     let comma = false;
     let high = false;
     for (;;) {
-      while (index < length && STRING_STOPS[buf[index]!] === 0) index++;
+      let byte = 0;
+      while (index < length && STRING_STOPS[(byte = buf[index]!)] === 0) {
+        out[at++] = byte;
+        index++;
+      }
       if (index >= length) return INCOMPLETE;
-      const byte = buf[index]!;
       if (byte === QUOTE) break;
       if (byte === BACKSLASH) return this.parsedValue(buf, pos, field);
       if (byte < 0x20) return GENERAL;
       if (byte === COMMA) comma = true;
       else high = true;
+      out[at++] = byte;
       index++;
     }
     if (!field.acceptsStrings) return this.parsedValue(buf, pos, field);
-    const from = pos + 1;
     if (field.column < 0 || index === from) return index + 1;
     const first = buf[from]!;
     if (first === APOSTROPHE || (high && !isUtf8(buf.subarray(from, index)))) {
@@ -356,13 +286,14 @@ export class CsvTranscoder {
     }
     // formulaSafe puts one quote before a trigger; csvCell quotes a cell holding a comma
     const prefix = mayStartFormula(first);
-    this.reserve(index - from + 3);
-    const out = this.out;
-    let at = this.at;
-    if (comma) out[at++] = QUOTE;
-    if (prefix) out[at++] = APOSTROPHE;
-    for (let byte = from; byte < index; byte++) out[at++] = buf[byte]!;
-    if (comma) out[at++] = QUOTE;
+    if (comma || prefix) {
+      const shift = (comma ? 1 : 0) + (prefix ? 1 : 0);
+      out.copyWithin(start + shift, start, at);
+      if (comma) out[start] = QUOTE;
+      if (prefix) out[start + shift - 1] = APOSTROPHE;
+      at += shift;
+      if (comma) out[at++] = QUOTE;
+    }
     this.at = at;
     return index + 1;
   }
@@ -522,11 +453,6 @@ export class CsvTranscoder {
     this.reserve(Buffer.byteLength(value, 'utf8'));
     this.at += this.out.write(value, this.at, 'utf8');
   }
-
-  private fail(byte: number, index: number): never {
-    const what = JSON.stringify(String.fromCharCode(byte));
-    throw new JsonSyntaxError(`unexpected ${what} at byte ${this.offset + index} of the array`);
-  }
 }
 
 function skipBlanks(buf: Buffer, from: number): number {
@@ -548,15 +474,4 @@ function keyAt(buf: Buffer, from: number, key: Buffer): number {
     if (buf[from + index] !== key[index]) return NO_MATCH;
   }
   return end + 1;
-}
-
-/** One element, parsed; a JsonSyntaxError when it is not JSON. */
-function parseElement(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
-  } catch (error) {
-    throw new JsonSyntaxError(
-      `an element of the array is not valid JSON: ${(error as Error).message}`,
-    );
-  }
 }

@@ -28,6 +28,7 @@ import {
 } from './export-plan.js';
 import type { ExportCounts, ExportFile, ExportRequest } from './export-types.js';
 import { GroupNames, type GroupsPicture } from './group-names.js';
+import { groupNamesDecoder } from './group-names-decoder.js';
 import { jsonArraySource, ndjsonSource } from './json-writer.js';
 import { writeManifest, MANIFEST_KIND, MANIFEST_VERSION, type ExportManifest } from './manifest.js';
 import { toPortable, type PortableOptions } from './portable-record.js';
@@ -254,7 +255,13 @@ class ExportRun {
   /** Reads all groups for their names only; returns their picture. */
   private async readGroupNames(): Promise<GroupsPicture> {
     const names = new GroupNames();
-    for await (const batch of this.deps.client.streamBatches('groups', {}, this.deps.signal)) {
+    const batches = this.deps.client.streamDecoded(
+      'groups',
+      {},
+      this.deps.signal,
+      groupNamesDecoder,
+    );
+    for await (const batch of batches) {
       for (const group of batch) names.add(group);
     }
     if (this.groups.size === 0) this.groups = names;

@@ -34,11 +34,13 @@ export class ElementEnd {
   /** Goes on from `from`; returns the value's end (exclusive), or -1 when past `buf`. */
   scan(buf: Buffer, from: number): number {
     let { depth, inString, escaped } = this;
+    const bare = this.bare;
     const length = buf.length;
+    let index = from;
     try {
-      for (let index = from; index < length; index++) {
+      for (; index < length; index++) {
         const byte = buf[index]!;
-        if (this.bare) {
+        if (bare) {
           if (byte === COMMA || byte === CLOSE_BRACKET || byte === CLOSE_BRACE) return index;
           if (isWhitespace(byte)) return index;
           continue;
@@ -52,11 +54,14 @@ export class ElementEnd {
           }
           continue;
         }
+        // a run of bytes that are none of the structure's (digits, commas, blanks) at once
+        if (STRUCTURE[byte] === 0) {
+          while (index + 1 < length && STRUCTURE[buf[index + 1]!] === 0) index++;
+          continue;
+        }
         if (byte === QUOTE) inString = true;
         else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
-        else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 0) {
-          return index + 1;
-        }
+        else if (--depth === 0) return index + 1;
       }
       return -1;
     } finally {
@@ -64,3 +69,14 @@ export class ElementEnd {
     }
   }
 }
+
+/** The bytes that open or close a level or a string, outside strings. */
+const STRUCTURE = new Uint8Array(256).map((_, byte) =>
+  byte === QUOTE ||
+  byte === OPEN_BRACE ||
+  byte === OPEN_BRACKET ||
+  byte === CLOSE_BRACE ||
+  byte === CLOSE_BRACKET
+    ? 1
+    : 0,
+);
