@@ -142,7 +142,8 @@ export class CsvTranscoder extends JsonArrayWalker {
   write(chunk: Buffer): { parts: TranscodedPart[]; records: number } {
     const before = this.written;
     this.parts = [];
-    this.out = Buffer.allocUnsafe(Math.max(4096, chunk.length * 2));
+    // a users line is about half its JSON: a chunk's lines fit, the rare longer ones grow it
+    this.out = Buffer.allocUnsafe(chunk.length + 4096);
     this.at = 0;
     this.flushed = 0;
     this.walk(chunk);
