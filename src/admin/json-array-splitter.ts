@@ -268,7 +268,7 @@ export class JsonArraySplitter {
 }
 
 /** One element, parsed; a JsonSyntaxError when it is not JSON. */
-function parseElement(bytes: Buffer): unknown {
+export function parseElement(bytes: Buffer): unknown {
   try {
     return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch (error) {

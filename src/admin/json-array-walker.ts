@@ -116,14 +116,3 @@ export abstract class JsonArrayWalker {
     throw new JsonSyntaxError(`unexpected ${what} at byte ${this.offset + index} of the array`);
   }
 }
-
-/** One element, parsed; a JsonSyntaxError when it is not JSON. */
-export function parseElement(bytes: Buffer): unknown {
-  try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
-  } catch (error) {
-    throw new JsonSyntaxError(
-      `an element of the array is not valid JSON: ${(error as Error).message}`,
-    );
-  }
-}

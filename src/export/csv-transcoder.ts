@@ -12,7 +12,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import type { FieldCheck } from '../admin/fast-record-check.js';
-import { JsonArrayWalker, parseElement } from '../admin/json-array-walker.js';
+import { parseElement } from '../admin/json-array-splitter.js';
+import { JsonArrayWalker } from '../admin/json-array-walker.js';
 import {
   BACKSLASH,
   CLOSE_BRACE,

@@ -7,7 +7,8 @@
  */
 import type { AnswerDecoder } from '../admin/answer-decoder.js';
 import { checkReadRecords } from '../admin/answers.js';
-import { JsonArrayWalker, parseElement } from '../admin/json-array-walker.js';
+import { parseElement } from '../admin/json-array-splitter.js';
+import { JsonArrayWalker } from '../admin/json-array-walker.js';
 import {
   CLOSE_BRACKET,
   COMMA,
