@@ -11,8 +11,20 @@ import { importOptionsFrom } from './import-options.js';
 import { checkReportArguments, finishQueuedImport, willWait } from './queued-work.js';
 import { keepHeapLean } from './lean-heap.js';
 import { withContext } from './with-context.js';
-import type { ImportCommandOptions } from './commands/import.js';
+import type { ResourceName } from '../admin/resources.js';
+import type { ImportMode } from '../model/import.js';
+import type { ImportOptionValues } from './import-options.js';
+import type { ReportValues } from './queued-work.js';
 
+/** The options of `porter import` (and, but for mode and resource, of `porter sync`). */
+export interface ImportCommandOptions extends ImportOptionValues, ReportValues {
+  resource: ResourceName;
+  mode: ImportMode;
+  /** Read the rows from this directory source instead of a file. */
+  source?: string;
+  /** With --source: only the entries changed since the last read, upserted. */
+  incremental?: boolean;
+}
 /**
  * Once the import exists, an error that ends it (unreadable, empty or broken upload, unknown
  * column) ends the command with exit 1 like any failed import; errors before it keep their codes.

@@ -1,20 +1,11 @@
 import type { Command } from 'commander';
-import { RESOURCE_NAMES, type ResourceName } from '../../admin/resources.js';
-import type { ImportMode } from '../../model/import.js';
+import { RESOURCE_NAMES } from '../../admin/resources.js';
 import { oneOf } from '../options.js';
-import { addImportOptions, type ImportOptionValues } from '../import-options.js';
-import { addReportOptions, addWaitOptions, type ReportValues } from '../queued-work.js';
+import { addImportOptions } from '../import-options.js';
+import type { ImportCommandOptions } from '../import-run.js';
+import { addReportOptions, addWaitOptions } from '../queued-work.js';
 
 export { importExitCode } from '../exit-code.js';
-
-export interface ImportCommandOptions extends ImportOptionValues, ReportValues {
-  resource: ResourceName;
-  mode: ImportMode;
-  /** Read the rows from this directory source instead of a file. */
-  source?: string;
-  /** With --source: only the entries changed since the last read, upserted. */
-  incremental?: boolean;
-}
 
 /** `--source NAME` and `--incremental`: rows read from a directory instead of a file. */
 export function addSourceOptions(command: Command): Command {

@@ -6,7 +6,8 @@ import { oneOf } from '../options.js';
 import { registerPlanCommand } from '../plan-command.js';
 import { addReportOptions, addWaitOptions } from '../queued-work.js';
 import { runImport } from '../import-run.js';
-import { addSourceOptions, type ImportCommandOptions } from './import.js';
+import type { ImportCommandOptions } from '../import-run.js';
+import { addSourceOptions } from './import.js';
 
 type SyncCommandLine = Omit<ImportCommandOptions, 'mode' | 'resource'> & {
   resource: ResourceName;
