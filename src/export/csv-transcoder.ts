@@ -46,6 +46,8 @@ const GENERAL = -2;
 const NO_MATCH = -3;
 /** Longer than any field's name: an unknown key is told from a cut one. */
 const MAX_KEY = 64;
+/** Bytes of lines one slab holds. */
+const SLAB_BYTES = 1024 * 1024;
 /** Digits of an integer copied as they are: String(Number(text)) gives them back. */
 const MAX_DIGITS = 15;
 
@@ -143,10 +145,13 @@ export class CsvTranscoder extends JsonArrayWalker {
   write(chunk: Buffer): { parts: TranscodedPart[]; records: number } {
     const before = this.written;
     this.parts = [];
-    // a users line is about half its JSON: a chunk's lines fit, the rare longer ones grow it
-    this.out = Buffer.allocUnsafe(chunk.length + 4096);
-    this.at = 0;
-    this.flushed = 0;
+    // the lines go on in the slab after the last chunk's (a line is about half its JSON), so
+    // a run allocates a slab per SLAB_BYTES of lines, not a buffer per chunk
+    if (this.out.length - this.at < chunk.length + 4096) {
+      this.out = Buffer.allocUnsafe(Math.max(SLAB_BYTES, chunk.length + 4096));
+      this.at = 0;
+    }
+    this.flushed = this.at;
     this.walk(chunk);
     this.flush();
     return { parts: this.parts, records: this.written - before };
@@ -157,13 +162,14 @@ export class CsvTranscoder extends JsonArrayWalker {
    * when the chunk ends inside it (then carried). `whole`: the bytes are the element, all of it.
    */
   protected element(buf: Buffer, start: number, whole: boolean): number {
-    const mark = this.at;
+    // after the last flush: reserve() may move what is not flushed yet to a new slab
+    const mark = this.at - this.flushed;
     const read = buf[start] === OPEN_BRACE ? this.object(buf, start) : GENERAL;
     if (read >= 0) {
       this.written++;
       return read;
     }
-    this.at = mark;
+    this.at = this.flushed + mark;
     const end = whole ? buf.length : this.endOrCarry(buf, start);
     if (end === -1) return -1;
     this.flush();
@@ -419,12 +425,18 @@ export class CsvTranscoder extends JsonArrayWalker {
     this.flushed = this.at;
   }
 
+  /**
+   * Room for `bytes` more. A full slab is left to the parts already handed out (never written
+   * again): what is not flushed yet moves to a new one.
+   */
   private reserve(bytes: number): void {
     if (this.at + bytes <= this.out.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.at + bytes));
-    this.out.copy(bigger, 0, 0, this.at);
-    // the parts flushed so far keep their own view of the old buffer
-    this.out = bigger;
+    const pending = this.at - this.flushed;
+    const next = Buffer.allocUnsafe(Math.max(SLAB_BYTES, 2 * (pending + bytes)));
+    this.out.copy(next, 0, this.flushed, this.at);
+    this.out = next;
+    this.flushed = 0;
+    this.at = pending;
   }
 
   private byte(value: number): void {

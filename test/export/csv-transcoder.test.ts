@@ -27,6 +27,7 @@ const GROUP_NAMES = new Map<number, string>([
   [8, 'Équipe'],
   [9, 'q"t'],
   [10, '+plus'],
+  [11, 'A group whose name is much longer than its id so that lines outgrow the JSON'],
 ]);
 
 const TEXTS = [
@@ -55,7 +56,13 @@ interface Built {
 }
 
 /** A JSON array of users (or ACLs) made of random, often hostile, records. */
-function buildAnswer(resource: ResourceName, random: () => number, count: number): Built {
+function buildAnswer(
+  resource: ResourceName,
+  random: () => number,
+  count: number,
+  /** No record the answer schema refuses (hostile in every other way). */
+  clean = false,
+): Built {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const text = (): string => (random() < 0.8 ? pick(TEXTS) : pick(TEXTS_MORE));
   const elements: string[] = [];
@@ -84,13 +91,17 @@ function buildAnswer(resource: ResourceName, random: () => number, count: number
             revokedPermissions: random() < 0.5 ? [] : [text(), text()],
             searchFilter: random() < 0.5 ? null : text(),
           };
-    const roll = random();
+    // clean: no missing id, no text where a number goes (nor the reverse)
+    const drawn = random();
+    const roll = clean && drawn >= 0.03 && drawn < 0.07 ? 0.5 : drawn;
     if (roll < 0.03) record.extra = 'not in the spec';
     else if (roll < 0.05) record[resource === 'users' ? 'userId' : 'id'] = undefined;
     else if (roll < 0.07) record[resource === 'users' ? 'firstName' : 'name'] = 42;
     else if (roll < 0.08) record[resource === 'users' ? 'primaryGroup' : 'groupId'] = -3;
     let json = JSON.stringify(record, null, roll > 0.95 ? 1 : undefined);
-    const shape = random();
+    // clean: no leading zero, no id past 2^53
+    const picked = random();
+    const shape = clean && picked >= 0.06 && picked < 0.07 ? 0.5 : picked;
     if (shape < 0.02) json = json.replace('"username"', '"__proto__":1,"username"');
     else if (shape < 0.04) json = json.replace(/^\{/, '{"status":"x",');
     else if (shape < 0.05) json = json.replace('"primaryGroup":1', '"primaryGroup":1.0');
@@ -98,7 +109,7 @@ function buildAnswer(resource: ResourceName, random: () => number, count: number
     else if (shape < 0.07) json = json.replace(/"userId":(\d+)/, '"userId":0$1');
     else if (shape < 0.08) json = json.replace('"status":"Active"', '"status":"Act\\u0069ve"');
     else if (shape < 0.09) json = json.replace('"status":"Active"', '"status":"BADUTF8"');
-    else if (shape < 0.1) json = '{"userId":9007199254740993,"username":"big"}';
+    else if (shape < 0.1 && !clean) json = '{"userId":9007199254740993,"username":"big"}';
     elements.push(json);
   }
   const separator = random() < 0.5 ? ',' : ' ,\n ';
@@ -234,6 +245,46 @@ describe('CSV straight from the answer', () => {
       expect(quick / records).toBeGreaterThan(0.3);
     });
   }
+
+  it('keeps every line when they fill several slabs, chunks of any size', async () => {
+    const random = seededRandom(13);
+    const { bytes } = buildAnswer('users', random, 30_000, true);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < bytes.length;) {
+      const size = 1 + Math.floor(random() * 300_000);
+      chunks.push(bytes.subarray(at, at + size));
+      at += size;
+    }
+    const general = await generalCsv('users', chunks);
+    const transcoded = await transcodedCsv('users', chunks);
+    expect(transcoded.failed).toBe(general.failed);
+    expect(transcoded.csv.length).toBeGreaterThan(2 * 1024 * 1024);
+    expect(transcoded.csv === general.csv).toBe(true);
+  });
+
+  it('keeps every line when the lines of a chunk outgrow its JSON (long group names)', async () => {
+    const random = seededRandom(14);
+    const users = Array.from({ length: 3_000 }, (_, index) =>
+      JSON.stringify({
+        userId: index + 1,
+        username: `u${index}`,
+        groups: Array.from({ length: 1 + Math.floor(random() * 12) }, () => 11),
+      }),
+    );
+    const bytes = Buffer.from(`[${users.join(',')}]`);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < bytes.length;) {
+      const size = 1 + Math.floor(random() * 20_000);
+      chunks.push(bytes.subarray(at, at + size));
+      at += size;
+    }
+    const general = await generalCsv('users', chunks);
+    const transcoded = await transcodedCsv('users', chunks);
+    expect(general.failed).toBe(false);
+    expect(transcoded.csv.length).toBeGreaterThan(4 * bytes.length);
+    expect(transcoded.csv === general.csv).toBe(true);
+    expect(transcoded.quick).toBe(3_000);
+  });
 
   it('writes plain records itself and hands back only the ones that need the general way', () => {
     const plan = csvTranscodePlan('users', (id) => GROUP_NAMES.get(id))!;
