@@ -11,6 +11,7 @@ import {
   type StagedRecord,
 } from '../model/import.js';
 import { RESOURCES } from '../admin/resources.js';
+import { packSizeFor } from './staged-packs.js';
 
 /** Meta fields porter keeps beside ImportInfo; not part of the shared vocabulary. */
 export interface ImportMetaExtras {
@@ -67,6 +68,11 @@ export function encodeNewMeta(init: {
     '0',
     'columns',
     JSON.stringify(init.columns ?? []),
+    // staged records are kept a batch per list element (staged-packs.ts)
+    'stagedPack',
+    String(packSizeFor(init.options.batchSize)),
+    'staged',
+    '0',
   ];
   if (init.source !== undefined) fields.push('source', init.source);
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);

@@ -71,14 +71,38 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1
 `;
 
-/** ARGV: ttl, now, channel, staged JSON... Appends only while receiving: -1 missing, -2 wrong state. */
+/**
+ * Appends to the staged list a pack at a time (staged-packs.ts). ARGV[4] = the records staged
+ * before, as the caller counted them; ARGV[5] = the records added; ARGV[6] = the rest of the last
+ * pack ('' when it was full); ARGV[7..] = new packs. The count is kept in the meta field `staged`
+ * (an import staged before packs has none: its list's length is its count). Returns the new
+ * count, or -3 when the caller's count is not the import's (nothing written).
+ */
+const STAGE_PACKS = `
+local function staged_count(stored) return tonumber(stored) or redis.call('LLEN', KEYS[4]) end
+local function stage_packs(before)
+  if before ~= tonumber(ARGV[4]) then return -3 end
+  if ARGV[6] ~= '' then
+    local last = redis.call('LINDEX', KEYS[4], -1)
+    if not last then return -3 end
+    redis.call('LSET', KEYS[4], -1, last .. ARGV[6])
+  end
+  if #ARGV >= 7 then redis.call('RPUSH', KEYS[4], unpack(ARGV, 7)) end
+  local count = before + tonumber(ARGV[5])
+  redis.call('HSET', KEYS[1], 'staged', count)
+  return count
+end
+`;
+
+/** ARGV as STAGE_PACKS. Appends only while receiving: -1 missing, -2 wrong state, -3 miscounted. */
 const STAGE = `
-local state = redis.call('HGET', KEYS[1], 'state')
+local m = redis.call('HMGET', KEYS[1], 'state', 'staged')
+local state = m[1]
 if not state then return -1 end
 if state ~= 'receiving' then return -2 end
-local length = redis.call('RPUSH', KEYS[4], unpack(ARGV, 4))
+local count = stage_packs(staged_count(m[2]))
 refresh_ttl()
-return length
+return count
 `;
 
 /**
@@ -165,96 +189,104 @@ return 1
 `;
 
 /**
- * ARGV: ttl, now, channel, then (row, tag, json) triples; the tag is "status", "status/action"
- * or "status!code!message" (see result-writer.ts). A row's result is written once (kept in its
- * bucket of rows, row-buckets.ts) and only a newly written result is counted, so a batch that
- * runs twice counts once. Returns {written, meta, counts, full buckets}, or nil when the import
- * does not exist.
+ * ARGV: ttl, now, channel, rows (comma-separated, each once), the highest of them, then the
+ * numbers of bucket and counter pairs, then (bucket, text) pairs (the rows' entries, joined per
+ * bucket by the caller, see row-buckets.ts), (counter, n) pairs and ("why:status:code", message)
+ * pairs. The rows are claimed in the `done` bitmap with one BITFIELD; when none had a result, the
+ * entries are appended and the counters added as given, so no record is read here. When some had
+ * one (a batch that runs twice), nothing is written and {-1, those rows} is returned, for the
+ * caller to send the rest again. Otherwise returns {written, meta, counts, full buckets}, or nil
+ * when the import does not exist.
  */
 const RECORD_RESULTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local written, max_row, added = 0, 0, {}
-local appended = {}
-for i = 4, #ARGV, 3 do
-  local row = ARGV[i]
-  if not has_row(KEYS[5], row) then
-    redis.call('SETBIT', KEYS[5], tonumber(row) - 1, 1)
-    local bucket = bucket_of(row)
-    local parts = appended[bucket]
-    if not parts then parts = {}; appended[bucket] = parts end
-    parts[#parts + 1] = RS .. row .. US .. ARGV[i + 2]
-    written = written + 1
-    -- the tag is "status" or "status/action": an action is counted for what was (or would be) done
-    local tag = ARGV[i + 1]
-    local slash = string.find(tag, '/', 1, true)
-    local bang = string.find(tag, '!', 1, true)
-    if bang then
-      -- "status!code!message": a record that did not succeed, counted per code; the first
-      -- message of each code is kept, so a summary can say why
-      local status = string.sub(tag, 1, bang - 1)
-      local rest = string.sub(tag, bang + 1)
-      local second = string.find(rest, '!', 1, true) or (#rest + 1)
-      local code = string.sub(rest, 1, second - 1)
-      added[status] = (added[status] or 0) + 1
-      local counted = 'code:' .. status .. ':' .. code
-      added[counted] = (added[counted] or 0) + 1
-      redis.call('HSETNX', KEYS[1], 'why:' .. status .. ':' .. code, string.sub(rest, second + 1))
-    elseif slash then
-      local status = string.sub(tag, 1, slash - 1)
-      added[status] = (added[status] or 0) + 1
-      local action = 'action:' .. string.sub(tag, slash + 1)
-      added[action] = (added[action] or 0) + 1
-    else
-      added[tag] = (added[tag] or 0) + 1
-    end
-    local number = tonumber(row)
-    if number > max_row then max_row = number end
-  end
+local ops, rows = {}, {}
+for row in string.gmatch(ARGV[4], '%d+') do
+  rows[#rows + 1] = row
+  ops[#ops + 1] = 'SET'; ops[#ops + 1] = 'u1'; ops[#ops + 1] = tonumber(row) - 1; ops[#ops + 1] = 1
 end
+local before = #rows > 0 and redis.call('BITFIELD', KEYS[5], unpack(ops)) or {}
+local taken = {}
+for i = 1, #before do
+  if before[i] == 1 then taken[#taken + 1] = rows[i] end
+end
+if #taken > 0 then
+  -- put back the bits this call set: the caller sends again without the rows that had a result
+  local undo = {}
+  for i = 1, #before do
+    if before[i] == 0 then
+      undo[#undo + 1] = 'SET'; undo[#undo + 1] = 'u1'; undo[#undo + 1] = tonumber(rows[i]) - 1
+      undo[#undo + 1] = 0
+    end
+  end
+  if #undo > 0 then redis.call('BITFIELD', KEYS[5], unpack(undo)) end
+  return { -1, taken }
+end
+local buckets, counters = tonumber(ARGV[6]), tonumber(ARGV[7])
+local at = 8
 -- a bucket whose every row has its result is full: the caller compacts it
 local full = {}
-for bucket, parts in pairs(appended) do
-  local field = 'b' .. bucket
-  redis.call('HSET', KEYS[3], field, (redis.call('HGET', KEYS[3], field) or '') .. table.concat(parts))
-  if bucket_full(KEYS[5], bucket) then full[#full + 1] = bucket end
+for i = at, at + 2 * buckets - 1, 2 do
+  local field = 'b' .. ARGV[i]
+  redis.call('HSET', KEYS[3], field, (redis.call('HGET', KEYS[3], field) or '') .. ARGV[i + 1])
+  if bucket_full(KEYS[5], tonumber(ARGV[i])) then full[#full + 1] = tonumber(ARGV[i]) end
 end
-for status, n in pairs(added) do redis.call('HINCRBY', KEYS[2], status, n) end
-if written > 0 then
+at = at + 2 * buckets
+for i = at, at + 2 * counters - 1, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+at = at + 2 * counters
+for i = at, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if #rows > 0 then
   redis.call('HSET', KEYS[1], 'updatedAt', now)
-  if max_row > (tonumber(redis.call('HGET', KEYS[1], 'maxRow')) or 0) then
-    redis.call('HSET', KEYS[1], 'maxRow', max_row)
+  if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', KEYS[1], 'maxRow')) or 0) then
+    redis.call('HSET', KEYS[1], 'maxRow', ARGV[5])
   end
 end
 refresh_ttl()
 settle()
-return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
+return { #rows, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
 `;
 
 /**
  * A sync's preparation starts adding the server's records its file leaves out. The first time,
- * the upload's total and staged count are noted; a preparation run again first drops what an
- * earlier run added. ARGV: ttl, now, channel. Returns the upload's total, or -1 when missing.
+ * the upload's total and staged count are noted, with the packs that hold them and the length of
+ * the last; a preparation run again first drops what an earlier run added. ARGV: ttl, now,
+ * channel. Returns the upload's total, or -1 when missing.
  */
 const BEGIN_SERVER_ROWS = `
-local m = redis.call('HMGET', KEYS[1], 'state', 'uploadTotal', 'uploadStaged', 'total')
+local m = redis.call('HMGET', KEYS[1], 'state', 'uploadTotal', 'uploadStaged', 'total', 'staged',
+  'uploadPacks', 'uploadLast')
 if not m[1] then return -1 end
 if m[2] then
   local staged = tonumber(m[3])
-  if staged == 0 then redis.call('DEL', KEYS[4]) else redis.call('LTRIM', KEYS[4], 0, staged - 1) end
+  if staged == 0 then
+    redis.call('DEL', KEYS[4])
+  elseif m[6] then
+    redis.call('LTRIM', KEYS[4], 0, tonumber(m[6]) - 1)
+    local last = redis.call('LINDEX', KEYS[4], -1)
+    if last then redis.call('LSET', KEYS[4], -1, string.sub(last, 1, tonumber(m[7]))) end
+  else
+    -- noted by a version before packs: a record per element
+    redis.call('LTRIM', KEYS[4], 0, staged - 1)
+  end
+  if m[5] then redis.call('HSET', KEYS[1], 'staged', staged) end
   redis.call('HSET', KEYS[1], 'total', m[2])
   return tonumber(m[2])
 end
-redis.call('HSET', KEYS[1], 'uploadTotal', m[4], 'uploadStaged', redis.call('LLEN', KEYS[4]))
+local packs = redis.call('LLEN', KEYS[4])
+local last = packs > 0 and redis.call('LINDEX', KEYS[4], -1) or ''
+redis.call('HSET', KEYS[1], 'uploadTotal', m[4], 'uploadStaged', staged_count(m[5]),
+  'uploadPacks', packs, 'uploadLast', #last)
 return tonumber(m[4])
 `;
 
-/** ARGV: ttl, now, channel, staged JSON... Appends server rows and counts them in the total. */
+/** ARGV as STAGE_PACKS. Appends server rows and counts them in the total; -1 missing, -3 miscounted. */
 const ADD_SERVER_ROWS = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local length = redis.call('RPUSH', KEYS[4], unpack(ARGV, 4))
-redis.call('HINCRBY', KEYS[1], 'total', #ARGV - 3)
+local m = redis.call('HMGET', KEYS[1], 'state', 'staged')
+if not m[1] then return -1 end
+local count = stage_packs(staged_count(m[2]))
+if count >= 0 then redis.call('HINCRBY', KEYS[1], 'total', tonumber(ARGV[5])) end
 refresh_ttl()
-return length
+return count
 `;
 
 /**
@@ -278,11 +310,21 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 `;
 
-/** KEYS: results; ARGV: rows. Returns the rows without a result, without shipping result JSON. */
+/**
+ * KEYS: done; ARGV: rows, comma-separated. Returns the rows without a result, in the order given,
+ * without shipping result JSON: one BITFIELD_RO reads all their bits.
+ */
 const MISSING_ROWS = `
+local ops, rows = {}, {}
+for row in string.gmatch(ARGV[1], '%d+') do
+  rows[#rows + 1] = row
+  ops[#ops + 1] = 'GET'; ops[#ops + 1] = 'u1'; ops[#ops + 1] = tonumber(row) - 1
+end
+if #rows == 0 then return {} end
+local bits = redis.call('BITFIELD_RO', KEYS[1], unpack(ops))
 local missing = {}
-for i = 1, #ARGV do
-  if not has_row(KEYS[1], ARGV[i]) then missing[#missing + 1] = ARGV[i] end
+for i = 1, #bits do
+  if bits[i] == 0 then missing[#missing + 1] = rows[i] end
 end
 return missing
 `;
@@ -297,7 +339,7 @@ interface ScriptDefinition {
 // Command names carry a porter prefix because the connection may be shared with other modules.
 const SCRIPTS = {
   create: { command: 'porterImportCreate', numberOfKeys: 5, lua: CREATE },
-  stage: { command: 'porterImportStage', numberOfKeys: 5, lua: PRELUDE + STAGE },
+  stage: { command: 'porterImportStage', numberOfKeys: 5, lua: PRELUDE + STAGE_PACKS + STAGE },
   markReceived: {
     command: 'porterImportMarkReceived',
     numberOfKeys: 5,
@@ -314,12 +356,12 @@ const SCRIPTS = {
   beginServerRows: {
     command: 'porterImportBeginServerRows',
     numberOfKeys: 5,
-    lua: PRELUDE + BEGIN_SERVER_ROWS,
+    lua: PRELUDE + STAGE_PACKS + BEGIN_SERVER_ROWS,
   },
   addServerRows: {
     command: 'porterImportAddServerRows',
     numberOfKeys: 5,
-    lua: PRELUDE + ADD_SERVER_ROWS,
+    lua: PRELUDE + STAGE_PACKS + ADD_SERVER_ROWS,
   },
   endServerRows: {
     command: 'porterImportEndServerRows',
@@ -329,7 +371,7 @@ const SCRIPTS = {
   missingRows: {
     command: 'porterImportMissingRows',
     numberOfKeys: 1,
-    lua: BUCKET_LUA + MISSING_ROWS,
+    lua: MISSING_ROWS,
     readOnly: true,
   },
 } as const satisfies Record<string, ScriptDefinition>;

@@ -64,6 +64,7 @@ import {
 } from './import-scripts.js';
 import { RESULT_CHUNK, findMissingRows, writeResults } from './result-writer.js';
 import { bucketOf, compactBuckets, compactFields, readBuckets } from './row-buckets.js';
+import { packRange, packRecords, unpackRecords } from './staged-packs.js';
 import { missingListKey, snapshotKeyList, snapshotKeys } from '../snapshot/snapshot-keys.js';
 
 export interface ImportStoreOptions {
@@ -109,12 +110,23 @@ const STAGE_CHUNK = 1000;
 const LAYOUTS_KEPT = 256;
 const NON_FINAL_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused', 'held'];
 
+/** Keeps what a store knows of an import, for the last LAYOUTS_KEPT imports. */
+function remember<T>(known: Map<string, T>, importId: string, value: T): void {
+  known.delete(importId);
+  if (known.size >= LAYOUTS_KEPT) known.delete(known.keys().next().value!);
+  known.set(importId, value);
+}
+
 /** Import state, staged records, per-record results and counters of every import. */
 export class ImportStore {
   readonly prefix: string;
   readonly ttlSeconds: number;
   private readonly redis: Redis;
   private readonly layouts = new Map<string, ResultLayout>();
+  /** Records per staged pack, per import (set at its creation, never changed). */
+  private readonly packSizes = new Map<string, number>();
+  /** Records this process staged so far, per import it stages (one process stages an import). */
+  private readonly stagingCursors = new Map<string, number>();
 
   constructor(options: ImportStoreOptions) {
     this.redis = options.redis;
@@ -314,24 +326,84 @@ export class ImportStore {
   /** Appends valid records in upload order, only while `receiving`. Returns the staged count. */
   async stage(importId: string, items: readonly StagedRecord[]): Promise<number> {
     if (items.length === 0) return this.stagedCount(importId);
-    const keys = importKeyList(this.keys(importId));
     const layout = await this.layoutOf(importId);
-    const encode = (item: StagedRecord): string => encodeStaged(item, layout);
+    return this.appendStaged(
+      importId,
+      'stage',
+      items.map((item) => encodeStaged(item, layout)),
+    );
+  }
+
+  /**
+   * Appends stored records to the staged list a pack at a time, after the records this process
+   * counted (read once per import; a count that is no longer the import's is read again).
+   */
+  private async appendStaged(
+    importId: string,
+    script: 'stage' | 'addServerRows',
+    records: readonly string[],
+    retried = false,
+  ): Promise<number> {
+    const keys = importKeyList(this.keys(importId));
+    const [size, counted] = await Promise.all([
+      this.packSizeOf(importId),
+      this.stagingCursors.get(importId) ?? this.stagedSoFar(importId),
+    ]);
     const pipeline = this.redis.pipeline();
-    for (const part of chunks(items, STAGE_CHUNK)) {
-      queueImportScript(pipeline, 'stage', keys, [...this.commonArgs(), ...part.map(encode)]);
+    let at = counted;
+    for (const part of chunks(records, STAGE_CHUNK)) {
+      const { fill, packs } = packRecords(at, size, part);
+      queueImportScript(pipeline, script, keys, [
+        ...this.commonArgs(),
+        at,
+        part.length,
+        fill,
+        ...packs,
+      ]);
+      at += part.length;
     }
-    let length = 0;
-    for (const [error, reply] of (await pipeline.exec()) ?? []) {
+    this.stagingCursors.delete(importId);
+    const replies = (await pipeline.exec()) ?? [];
+    for (const [index, [error, reply]] of replies.entries()) {
       if (error) throw error;
       if (reply === -1) throw importNotFound(importId);
       if (reply === -2) {
         const state = await this.getState(importId);
         throw importStateConflict(importId, state, 'records can only be staged while receiving');
       }
-      length = Number(reply);
+      if (reply === -3) {
+        // another process staged meanwhile: counted again once; nothing of this call was written
+        if (index === 0 && !retried) return this.appendStaged(importId, script, records, true);
+        throw new PorterError('PORTER_INTERNAL', 'staged records were counted wrongly', {
+          details: { importId },
+        });
+      }
     }
-    return length;
+    remember(this.stagingCursors, importId, at);
+    return at;
+  }
+
+  /** Records per element of the import's staged list (1 for an import staged before packs). */
+  private async packSizeOf(importId: string): Promise<number> {
+    const cached = this.packSizes.get(importId);
+    if (cached !== undefined) return cached;
+    const [exists, stored] = await Promise.all([
+      this.redis.exists(this.keys(importId).meta),
+      this.redis.hget(this.keys(importId).meta, 'stagedPack'),
+    ]);
+    const size = stored === null ? 1 : Number(stored);
+    if (exists === 1) remember(this.packSizes, importId, size);
+    return size;
+  }
+
+  /** The records staged so far, as the staging scripts count them. */
+  private async stagedSoFar(importId: string): Promise<number> {
+    const keys = this.keys(importId);
+    const [stored, length] = await Promise.all([
+      this.redis.hget(keys.meta, 'staged'),
+      this.redis.llen(keys.staged),
+    ]);
+    return stored === null ? length : Number(stored);
   }
 
   /**
@@ -339,9 +411,16 @@ export class ImportStore {
    * dry run's records for the import that applies it. Returns how many.
    */
   async copyStaged(fromId: string, toId: string): Promise<number> {
-    const target = this.keys(toId).staged;
-    await this.redis.call('COPY', this.keys(fromId).staged, target, 'REPLACE');
-    await this.redis.expire(target, this.ttlSeconds);
+    const from = this.keys(fromId);
+    const to = this.keys(toId);
+    const [staged, size] = await Promise.all([this.stagedSoFar(fromId), this.packSizeOf(fromId)]);
+    await this.redis.call('COPY', from.staged, to.staged, 'REPLACE');
+    await Promise.all([
+      this.redis.expire(to.staged, this.ttlSeconds),
+      this.redis.hset(to.meta, 'staged', staged, 'stagedPack', size),
+    ]);
+    this.packSizes.delete(toId);
+    this.stagingCursors.delete(toId);
     return this.stagedCount(toId);
   }
 
@@ -351,6 +430,7 @@ export class ImportStore {
    */
   async beginServerRows(importId: string): Promise<number> {
     const keys = importKeyList(this.keys(importId));
+    this.stagingCursors.delete(importId);
     const reply = await runImportScript(this.redis, 'beginServerRows', keys, this.commonArgs());
     if (reply === -1) throw importNotFound(importId);
     return Number(reply);
@@ -359,12 +439,9 @@ export class ImportStore {
   /** Stages server records of a sync after its upload's, each counted in the total. */
   async addServerRows(importId: string, items: readonly StagedRecord[]): Promise<void> {
     if (items.length === 0) return;
-    const keys = importKeyList(this.keys(importId));
     const layout = await this.layoutOf(importId);
-    const args = [...this.commonArgs(), ...items.map((item) => encodeStaged(item, layout))];
-    if ((await runImportScript(this.redis, 'addServerRows', keys, args)) === -1) {
-      throw importNotFound(importId);
-    }
+    const records = items.map((item) => encodeStaged(item, layout));
+    await this.appendStaged(importId, 'addServerRows', records);
   }
 
   /**
@@ -382,11 +459,10 @@ export class ImportStore {
   /** Staged records from position `start` (0-based), at most `count`; none once settled. */
   async readStaged(importId: string, start: number, count: number): Promise<StagedRecord[]> {
     if (count <= 0) return [];
-    const [items, layout] = await Promise.all([
-      this.redis.lrange(this.keys(importId).staged, start, start + count - 1),
-      this.layoutOf(importId),
-    ]);
-    return items.map((json) => decodeStaged(json, layout));
+    const [size, layout] = await Promise.all([this.packSizeOf(importId), this.layoutOf(importId)]);
+    const [first, last] = packRange(start, count, size);
+    const packs = await this.redis.lrange(this.keys(importId).staged, first, last);
+    return unpackRecords(packs, start, count, size).map((json) => decodeStaged(json, layout));
   }
 
   /** Removes the staged records of an import that will never send them (UNLINK: allowed when Redis is full). */
@@ -394,8 +470,14 @@ export class ImportStore {
     await this.redis.unlink(this.keys(importId).staged);
   }
 
+  /** The records staged and not yet dropped (none once the import settled). */
   async stagedCount(importId: string): Promise<number> {
-    return this.redis.llen(this.keys(importId).staged);
+    const keys = this.keys(importId);
+    const [stored, length] = await Promise.all([
+      this.redis.hget(keys.meta, 'staged'),
+      this.redis.llen(keys.staged),
+    ]);
+    return stored === null || length === 0 ? length : Number(stored);
   }
 
   /**
@@ -561,8 +643,7 @@ export class ImportStore {
     );
     const layout = resultLayout({ columns: columns ?? undefined, options: options ?? undefined });
     if (layout.columns.length > 0) {
-      if (this.layouts.size >= LAYOUTS_KEPT) this.layouts.delete(this.layouts.keys().next().value!);
-      this.layouts.set(importId, layout);
+      remember(this.layouts, importId, layout);
     }
     return layout;
   }

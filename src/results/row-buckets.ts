@@ -84,15 +84,11 @@ export async function readBuckets(
 }
 
 /**
- * Lua for the results script: which bucket a row's entry goes to, whether a row has its entry
- * (its bit in the import's `done` bitmap, bit row − 1), and whether every row of a bucket has
- * (its 64 bits are 8 whole bytes of the bitmap).
+ * Lua for the results script: whether every row of a bucket has its result (its 64 bits in the
+ * import's `done` bitmap, bit row − 1, are 8 whole bytes).
  */
 export const BUCKET_LUA = `
 local BUCKET_ROWS = ${BUCKET_ROWS}
-local RS, US = '\\30', '\\31'
-local function bucket_of(row) return math.floor((tonumber(row) - 1) / BUCKET_ROWS) end
-local function has_row(done, row) return redis.call('GETBIT', done, tonumber(row) - 1) == 1 end
 local function bucket_full(done, bucket)
   return redis.call('BITCOUNT', done, bucket * 8, bucket * 8 + 7) == BUCKET_ROWS
 end

@@ -52,6 +52,24 @@ describe('recordResults', () => {
     expect(row1.attempts).toBe(1);
   });
 
+  it('writes and counts only the new rows of a call that overlaps an earlier one', async () => {
+    const id = await queuedImport(10);
+    await store.recordResults(id, [result(1), result(2, 'failed'), result(3)]);
+    const later = [result(2), result(3, 'failed'), result(4, 'failed'), result(5)];
+    const { written, info } = await store.recordResults(
+      id,
+      later.map((item) => ({ ...item, attempts: 7 })),
+    );
+    expect(written).toBe(2);
+    expect(info.done).toBe(5);
+    expect(info.counts).toMatchObject({ succeeded: 3, failed: 2 });
+    const byRow = new Map((await collect(store.results(id))).map((item) => [item.row, item]));
+    expect([...byRow.keys()]).toEqual([1, 2, 3, 4, 5]);
+    expect(byRow.get(2)).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(byRow.get(4)).toMatchObject({ status: 'failed', attempts: 7 });
+    expect(await store.missingRows(id, range(1, 7))).toEqual([6, 7]);
+  });
+
   it('counts rows once when two workers write them at the same moment', async () => {
     const id = await queuedImport(3000);
     const other = fixture.connect();
