@@ -204,14 +204,47 @@ local rows = {}
 for first, last in string.gmatch(ARGV[2], '(%d+)-?(%d*)') do
   for row = tonumber(first), tonumber(last ~= '' and last or first) do rows[#rows + 1] = row end
 end
+-- one read of every key and form the records name, and one write of those they claim: no call
+-- per record. Commands take their arguments a slice at a time (Lua's unpack is bounded).
+local SLICE = 2000
+local function read(hash, fields)
+  local found = {}
+  for from = 1, #fields, SLICE do
+    local part = redis.call('HMGET', hash, unpack(fields, from, math.min(from + SLICE - 1, #fields)))
+    for i = 1, #part do found[from + i - 1] = part[i] end
+  end
+  return found
+end
+local function write(hash, pairs)
+  for from = 1, #pairs, SLICE do
+    redis.call('HSET', hash, unpack(pairs, from, math.min(from + SLICE - 1, #pairs)))
+  end
+end
+local named, namedAt, looks, looksAt = {}, {}, {}, {}
+for place = 1, #rows do
+  local key, lookalike = keys[2 * place - 1], keys[2 * place]
+  if lookalike == '' or keysToo then named[#named + 1] = key; namedAt[place] = #named end
+  if lookalike ~= '' then looks[#looks + 1] = lookalike; looksAt[place] = #looks end
+end
+local storedRows = read(KEYS[1], named)
+local storedLooks = read(KEYS[2], looks)
+-- what this call claims, seen by its later records as if stored
+local rowOf, lookOf, newRows, newLooks = {}, {}, {}, {}
 for place, row in ipairs(rows) do
   local key, lookalike = keys[2 * place - 1], keys[2 * place]
+  local known = rowOf[key] or (namedAt[place] and storedRows[namedAt[place]])
   if lookalike ~= '' then
-    if redis.call('HSETNX', KEYS[2], lookalike, row .. ':' .. key) == 1 then
-      if keysToo then redis.call('HSETNX', KEYS[1], key, row) end
+    local other = lookOf[lookalike] or storedLooks[looksAt[place]]
+    if not other then
+      local value = row .. ':' .. key
+      lookOf[lookalike] = value
+      newLooks[#newLooks + 1] = lookalike; newLooks[#newLooks + 1] = value
+      if keysToo and not known then
+        rowOf[key] = row
+        newRows[#newRows + 1] = key; newRows[#newRows + 1] = row
+      end
     else
       -- the look-alike form is known: from this very key (a repeat) or from another one
-      local other = redis.call('HGET', KEYS[2], lookalike)
       local colon = string.find(other, ':', 1, true)
       local otherKey = string.sub(other, colon + 1)
       if otherKey ~= key then
@@ -220,10 +253,15 @@ for place, row in ipairs(rows) do
         refuse(place, 1, tonumber(string.sub(other, 1, colon - 1)), '')
       end
     end
-  elseif redis.call('HSETNX', KEYS[1], key, row) == 0 and refuseRepeats then
-    refuse(place, 1, tonumber(redis.call('HGET', KEYS[1], key)), '')
+  elseif not known then
+    rowOf[key] = row
+    newRows[#newRows + 1] = key; newRows[#newRows + 1] = row
+  elseif refuseRepeats then
+    refuse(place, 1, tonumber(known), '')
   end
 end
+if #newRows > 0 then write(KEYS[1], newRows) end
+if #newLooks > 0 then write(KEYS[2], newLooks) end
 redis.call('EXPIRE', KEYS[1], 86400)
 redis.call('EXPIRE', KEYS[2], 86400)
 return refused

@@ -377,7 +377,7 @@ const SCRIPTS = {
 } as const satisfies Record<string, ScriptDefinition>;
 
 export type ImportScriptName = keyof typeof SCRIPTS;
-export type ScriptArg = string | number;
+export type ScriptArg = string | number | Buffer;
 
 type ScriptCommand = (...args: ScriptArg[]) => unknown;
 

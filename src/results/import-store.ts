@@ -461,7 +461,7 @@ export class ImportStore {
     if (count <= 0) return [];
     const [size, layout] = await Promise.all([this.packSizeOf(importId), this.layoutOf(importId)]);
     const [first, last] = packRange(start, count, size);
-    const packs = await this.redis.lrange(this.keys(importId).staged, first, last);
+    const packs = await this.redis.lrangeBuffer(this.keys(importId).staged, first, last);
     return unpackRecords(packs, start, count, size).map((json) => decodeStaged(json, layout));
   }
 

@@ -18,14 +18,16 @@ const rowsOf = (records: { row: number }[]): number[] => records.map((record) =>
 describe('packs of staged records', () => {
   it('pack and unpack give back every window of records, whatever the chunks staged', () => {
     const records = range(1, 23).map((row) => `{"r":${row}}`);
-    for (const size of [1, 2, 3, 5, 7, 23, 40]) {
-      for (const split of [1, 2, 4, 9]) {
+    const asBuffer = (pack: string | Buffer): Buffer =>
+      typeof pack === 'string' ? Buffer.from(pack) : pack;
+    for (const size of [1, 2, 3, 5, 7, 8, 10, 23, 40]) {
+      for (const split of [1, 2, 4, 9, 20]) {
         // staged chunk by chunk: each chunk fills the last pack first
-        const list: string[] = [];
+        const list: Buffer[] = [];
         for (let at = 0; at < records.length; at += split) {
           const { fill, packs } = packRecords(at, size, records.slice(at, at + split));
-          if (fill !== '') list[list.length - 1] += fill;
-          list.push(...packs);
+          if (fill !== '') list[list.length - 1] = Buffer.concat([list.at(-1)!, Buffer.from(fill)]);
+          list.push(...packs.map(asBuffer));
         }
         expect(list.length).toBe(Math.ceil(records.length / size));
         for (let start = 0; start < records.length; start++) {
@@ -37,6 +39,15 @@ describe('packs of staged records', () => {
         }
       }
     }
+  });
+
+  it('deflates a pack written full and whole, and keeps the last one, which may grow, as text', () => {
+    const records = range(1, 25).map((row) => `{"r":${row},"in":["user${row}","a@b.c"]}`);
+    const { packs } = packRecords(0, 10, records);
+    expect(packs.map((pack) => typeof pack)).toEqual(['object', 'object', 'string']);
+    const [first] = packs as Buffer[];
+    expect(first![0]).toBe(0);
+    expect(first!.length).toBeLessThan(records.slice(0, 10).join('\n').length / 2);
   });
 
   it('a batch size gives the pack size, at most 1000 records', () => {
@@ -90,6 +101,24 @@ describe('ImportStore staged packs', () => {
     await again.addServerRows(info.id, [20, 21].map(staged));
     expect(rowsOf(await again.readStaged(info.id, 0, 20))).toEqual([1, 2, 3, 4, 5, 20, 21]);
     expect((await again.get(info.id))?.total).toBe(7);
+  });
+
+  it('server rows after deflated packs, and a preparation run again, keep every record', async () => {
+    const info = await store.create({ options: { ...OPTIONS, mode: 'sync', batchSize: 8 } });
+    await store.stage(info.id, range(1, 16).map(staged));
+    await store.stage(info.id, range(17, 20).map(staged));
+    await store.markReceived(info.id, { total: 20, batches: 3 });
+    const list = store.keys(info.id).staged;
+    const firstBytes = async (): Promise<number[]> =>
+      (await redis.lrangeBuffer(list, 0, -1)).map((pack) => pack[0]!);
+    // two packs deflated, the last (partial) as text
+    expect(await firstBytes()).toEqual([0, 0, '{'.charCodeAt(0)]);
+    await store.beginServerRows(info.id);
+    await store.addServerRows(info.id, range(21, 33).map(staged));
+    expect(rowsOf(await store.readStaged(info.id, 0, 40))).toEqual(range(1, 33));
+    await fixture.connect().beginServerRows(info.id);
+    await store.addServerRows(info.id, [40].map(staged));
+    expect(rowsOf(await store.readStaged(info.id, 0, 40))).toEqual([...range(1, 20), 40]);
   });
 
   it('a copy of staged records (apply of a dry run) keeps their packs', async () => {
