@@ -9,7 +9,7 @@ export interface ImportKeys {
   counts: string;
   /** Hash: compact result JSON, a bucket of 64 rows per field (row-buckets.ts). */
   results: string;
-  /** List of staged record JSON strings, in upload order, until the import settles. */
+  /** List of staged records, a batch per element (staged-packs.ts), in upload order, until the import settles. */
   staged: string;
   /** Bitmap: bit row − 1 is set once the row has its result. */
   done: string;

@@ -189,41 +189,39 @@ return 1
 `;
 
 /**
- * ARGV: ttl, now, channel, rows (comma-separated, each once), the highest of them, then the
- * numbers of bucket and counter pairs, then (bucket, text) pairs (the rows' entries, joined per
- * bucket by the caller, see row-buckets.ts), (counter, n) pairs and ("why:status:code", message)
- * pairs. The rows are claimed in the `done` bitmap with one BITFIELD; when none had a result, the
- * entries are appended and the counters added as given, so no record is read here. When some had
- * one (a batch that runs twice), nothing is written and {-1, those rows} is returned, for the
- * caller to send the rest again. Otherwise returns {written, meta, counts, full buckets}, or nil
- * when the import does not exist.
+ * ARGV: ttl, now, channel, the first byte of `done` the rows' bits fall in, those bytes with the
+ * rows' bits set (bit row − 1; see rowBits in result-writer.ts), the highest row, then the numbers
+ * of bucket and counter pairs, then (bucket, text) pairs (the rows' entries, joined per bucket by
+ * the caller, see row-buckets.ts), (counter, n) pairs and ("why:status:code", message) pairs.
+ * The rows are claimed a byte of the bitmap at a time, and when none had a result, the entries
+ * are appended and the counters added as given: nothing here reads a record. When some had one
+ * (a batch that runs twice), nothing is written and {-1, their bits} is returned, for the caller
+ * to send the rest again. Otherwise returns {written, meta, counts, full buckets}, or nil when
+ * the import does not exist.
  */
 const RECORD_RESULTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local ops, rows = {}, {}
-for row in string.gmatch(ARGV[4], '%d+') do
-  rows[#rows + 1] = row
-  ops[#ops + 1] = 'SET'; ops[#ops + 1] = 'u1'; ops[#ops + 1] = tonumber(row) - 1; ops[#ops + 1] = 1
-end
-local before = #rows > 0 and redis.call('BITFIELD', KEYS[5], unpack(ops)) or {}
-local taken = {}
-for i = 1, #before do
-  if before[i] == 1 then taken[#taken + 1] = rows[i] end
-end
-if #taken > 0 then
-  -- put back the bits this call set: the caller sends again without the rows that had a result
-  local undo = {}
-  for i = 1, #before do
-    if before[i] == 0 then
-      undo[#undo + 1] = 'SET'; undo[#undo + 1] = 'u1'; undo[#undo + 1] = tonumber(rows[i]) - 1
-      undo[#undo + 1] = 0
+local from, mine = tonumber(ARGV[4]), ARGV[5]
+local written = 0
+if #mine > 0 then
+  local current = redis.call('GETRANGE', KEYS[5], from, from + #mine - 1)
+  local merged, taken = {}, {}
+  for i = 1, #mine do
+    local m, c = string.byte(mine, i), string.byte(current, i) or 0
+    local both = bit.band(m, c)
+    if both ~= 0 then
+      for j = 0, 7 do
+        if bit.band(both, bit.rshift(128, j)) ~= 0 then taken[#taken + 1] = (from + i - 1) * 8 + j end
+      end
     end
+    merged[i] = string.char(bit.bor(m, c))
   end
-  if #undo > 0 then redis.call('BITFIELD', KEYS[5], unpack(undo)) end
-  return { -1, taken }
+  if #taken > 0 then return { -1, taken } end
+  redis.call('SETRANGE', KEYS[5], from, table.concat(merged))
+  written = tonumber(ARGV[6])
 end
-local buckets, counters = tonumber(ARGV[6]), tonumber(ARGV[7])
-local at = 8
+local buckets, counters = tonumber(ARGV[8]), tonumber(ARGV[9])
+local at = 10
 -- a bucket whose every row has its result is full: the caller compacts it
 local full = {}
 for i = at, at + 2 * buckets - 1, 2 do
@@ -235,15 +233,15 @@ at = at + 2 * buckets
 for i = at, at + 2 * counters - 1, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
 at = at + 2 * counters
 for i = at, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
-if #rows > 0 then
+if written > 0 then
   redis.call('HSET', KEYS[1], 'updatedAt', now)
-  if tonumber(ARGV[5]) > (tonumber(redis.call('HGET', KEYS[1], 'maxRow')) or 0) then
-    redis.call('HSET', KEYS[1], 'maxRow', ARGV[5])
+  if tonumber(ARGV[7]) > (tonumber(redis.call('HGET', KEYS[1], 'maxRow')) or 0) then
+    redis.call('HSET', KEYS[1], 'maxRow', ARGV[7])
   end
 end
 refresh_ttl()
 settle()
-return { #rows, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
+return { written, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), full }
 `;
 
 /**
@@ -310,25 +308,6 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 `;
 
-/**
- * KEYS: done; ARGV: rows, comma-separated. Returns the rows without a result, in the order given,
- * without shipping result JSON: one BITFIELD_RO reads all their bits.
- */
-const MISSING_ROWS = `
-local ops, rows = {}, {}
-for row in string.gmatch(ARGV[1], '%d+') do
-  rows[#rows + 1] = row
-  ops[#ops + 1] = 'GET'; ops[#ops + 1] = 'u1'; ops[#ops + 1] = tonumber(row) - 1
-end
-if #rows == 0 then return {} end
-local bits = redis.call('BITFIELD_RO', KEYS[1], unpack(ops))
-local missing = {}
-for i = 1, #bits do
-  if bits[i] == 0 then missing[#missing + 1] = rows[i] end
-end
-return missing
-`;
-
 interface ScriptDefinition {
   command: string;
   numberOfKeys: number;
@@ -367,12 +346,6 @@ const SCRIPTS = {
     command: 'porterImportEndServerRows',
     numberOfKeys: 5,
     lua: PRELUDE + END_SERVER_ROWS,
-  },
-  missingRows: {
-    command: 'porterImportMissingRows',
-    numberOfKeys: 1,
-    lua: MISSING_ROWS,
-    readOnly: true,
   },
 } as const satisfies Record<string, ScriptDefinition>;
 

@@ -78,16 +78,67 @@ function recordArgs(
   }
   const buckets = groupEntries(entries);
   const args = common;
-  args.push(
-    results.map((result) => result.row).join(','),
-    maxRow,
-    buckets.size,
-    tally.counters.size,
-  );
+  const { from, bytes } = rowBits(results.map((result) => result.row));
+  args.push(from, bytes, results.length, maxRow, buckets.size, tally.counters.size);
   for (const [bucket, text] of buckets) args.push(bucket, text);
   for (const [field, n] of tally.counters) args.push(field, n);
   for (const [field, message] of tally.whys) args.push(field, message);
   return args;
+}
+
+/**
+ * The bytes of the `done` bitmap these rows' bits fall in (bit row − 1; Redis counts a byte's
+ * bits from its highest), from byte `from`, with only those bits set.
+ */
+export function rowBits(rows: readonly number[]): { from: number; bytes: Buffer } {
+  if (rows.length === 0) return { from: 0, bytes: Buffer.alloc(0) };
+  let low = rows[0]!;
+  let high = low;
+  for (const row of rows) {
+    if (row < low) low = row;
+    if (row > high) high = row;
+  }
+  const from = (low - 1) >> 3;
+  const bytes = Buffer.alloc(((high - 1) >> 3) - from + 1);
+  for (const row of rows) bytes[((row - 1) >> 3) - from]! |= 0x80 >> ((row - 1) & 7);
+  return { from, bytes };
+}
+
+/** Rows further apart than this are claimed in parts, so a claim's bytes stay few. */
+const SPAN_ROWS = 8192;
+
+/**
+ * Items in parts whose rows lie close together (sorted by row when they do not), so that the
+ * bytes of the bitmap a part's rows fall in stay few whatever rows a write names.
+ */
+export function closeParts<T>(items: readonly T[], rowOf: (item: T) => number): (readonly T[])[] {
+  if (items.length === 0) return [];
+  let low = rowOf(items[0]!);
+  let high = low;
+  for (const item of items) {
+    const row = rowOf(item);
+    if (row < low) low = row;
+    if (row > high) high = row;
+  }
+  if (high - low <= Math.max(SPAN_ROWS, 8 * items.length)) return [items];
+  const sorted = [...items].sort((a, b) => rowOf(a) - rowOf(b));
+  const parts: T[][] = [];
+  let part: T[] = [];
+  for (const item of sorted) {
+    if (part.length > 0 && rowOf(item) - rowOf(part[0]!) > SPAN_ROWS) {
+      parts.push(part);
+      part = [];
+    }
+    part.push(item);
+  }
+  parts.push(part);
+  return parts;
+}
+
+/** Whether a row's bit is set in these bytes of the bitmap, read from byte `from`. */
+function hasBit(bytes: Buffer, from: number, row: number): boolean {
+  const byte = bytes[((row - 1) >> 3) - from];
+  return byte !== undefined && (byte & (0x80 >> ((row - 1) & 7))) !== 0;
 }
 
 /** The first result of each row: a row given twice is written once, as the script would. */
@@ -121,7 +172,10 @@ export async function writeResults(
   let written = 0;
   let hashes: [unknown, unknown] | undefined;
   const full: number[] = [];
-  for (const chunk of chunks(firstOfEachRow(results), RESULT_CHUNK)) {
+  const close = chunks(firstOfEachRow(results), RESULT_CHUNK).flatMap((chunk) =>
+    closeParts(chunk, (result) => result.row),
+  );
+  for (const chunk of close) {
     let part: readonly RecordResult[] = chunk;
     for (;;) {
       const args = recordArgs(part, commonArgs(), layout);
@@ -130,7 +184,7 @@ export async function writeResults(
       const [count, ...rest] = reply as [number, ...unknown[]];
       if (Number(count) === -1) {
         // rows that had their result already (this batch ran before): the rest go again
-        const taken = new Set((rest[0] as string[]).map(Number));
+        const taken = new Set((rest[0] as number[]).map((bit) => Number(bit) + 1));
         part = part.filter((result) => !taken.has(result.row));
         continue;
       }
@@ -144,16 +198,22 @@ export async function writeResults(
   return hashes ? { written, hashes, full } : { written, full };
 }
 
-/** The rows among these without a result, in the order given; no result JSON is transferred. */
+/**
+ * The rows among these without a result, in the order given: one read of the bytes of the
+ * `done` bitmap their bits fall in; no result JSON is transferred.
+ */
 export async function findMissingRows(
   redis: Redis,
   keys: ImportKeys,
   rows: readonly number[],
 ): Promise<number[]> {
-  const missing: number[] = [];
-  for (const part of chunks(rows, RESULT_CHUNK)) {
-    const reply = await runImportScript(redis, 'missingRows', [keys.done], [part.join(',')]);
-    for (const row of reply as Array<string | number>) missing.push(Number(row));
+  const done = new Set<number>();
+  for (const chunk of chunks(rows, RESULT_CHUNK)) {
+    for (const part of closeParts(chunk, (row) => row)) {
+      const { from, bytes } = rowBits(part);
+      const read = await redis.getrangeBuffer(keys.done, from, from + bytes.length - 1);
+      for (const row of part) if (hasBit(read, from, row)) done.add(row);
+    }
   }
-  return missing;
+  return rows.filter((row) => !done.has(row));
 }

@@ -70,6 +70,17 @@ describe('recordResults', () => {
     expect(await store.missingRows(id, range(1, 7))).toEqual([6, 7]);
   });
 
+  it('claims rows far apart in parts, and tells which of them have no result', async () => {
+    const id = await queuedImport(3_000_000);
+    const far = [2_999_999, 7, 1_500_000, 8, 9];
+    const { written } = await store.recordResults(id, results(far));
+    expect(written).toBe(5);
+    const asked = [1, 7, 10, 1_499_999, 1_500_000, 2_999_999, 3_000_000];
+    expect(await store.missingRows(id, asked)).toEqual([1, 10, 1_499_999, 3_000_000]);
+    // only the bytes of the bitmap the rows fall in were written, each bit once
+    expect(await redis.bitcount(store.keys(id).done)).toBe(5);
+  });
+
   it('counts rows once when two workers write them at the same moment', async () => {
     const id = await queuedImport(3000);
     const other = fixture.connect();
