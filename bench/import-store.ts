@@ -30,7 +30,10 @@ const STAGE_CHUNK = 1000;
 const COLUMNS = ['username', 'firstName', 'lastName', 'email', 'dept'];
 
 const local = await startLocalRedis();
-const redis = new Redis(local?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+// as porter's own connections for commands (src/redis/connect.ts)
+const redis = new Redis(local?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+  enableAutoPipelining: true,
+});
 const prefix = `bench-store-${process.pid}`;
 const store = new ImportStore({ redis, prefix, ttlSeconds: 600 });
 
