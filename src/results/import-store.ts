@@ -387,23 +387,29 @@ export class ImportStore {
   private async packSizeOf(importId: string): Promise<number> {
     const cached = this.packSizes.get(importId);
     if (cached !== undefined) return cached;
-    const [exists, stored] = await Promise.all([
-      this.redis.exists(this.keys(importId).meta),
-      this.redis.hget(this.keys(importId).meta, 'stagedPack'),
-    ]);
+    // the id says whether the import exists: a size is kept only for one that does
+    const [id, stored] = await this.redis.hmget(this.keys(importId).meta, 'id', 'stagedPack');
     const size = stored === null ? 1 : Number(stored);
-    if (exists === 1) remember(this.packSizes, importId, size);
+    if (id !== null) remember(this.packSizes, importId, size);
     return size;
   }
 
   /** The records staged so far, as the staging scripts count them. */
   private async stagedSoFar(importId: string): Promise<number> {
+    return (await this.stagedRead(importId)).counted;
+  }
+
+  /**
+   * The staged count as kept (the meta field `staged`, or the list's length for an import staged
+   * before packs), and the list's length (0 once the records are dropped).
+   */
+  private async stagedRead(importId: string): Promise<{ counted: number; length: number }> {
     const keys = this.keys(importId);
     const [stored, length] = await Promise.all([
       this.redis.hget(keys.meta, 'staged'),
       this.redis.llen(keys.staged),
     ]);
-    return stored === null ? length : Number(stored);
+    return { counted: stored === null ? length : Number(stored), length };
   }
 
   /**
@@ -472,12 +478,8 @@ export class ImportStore {
 
   /** The records staged and not yet dropped (none once the import settled). */
   async stagedCount(importId: string): Promise<number> {
-    const keys = this.keys(importId);
-    const [stored, length] = await Promise.all([
-      this.redis.hget(keys.meta, 'staged'),
-      this.redis.llen(keys.staged),
-    ]);
-    return stored === null || length === 0 ? length : Number(stored);
+    const { counted, length } = await this.stagedRead(importId);
+    return length === 0 ? 0 : counted;
   }
 
   /**
