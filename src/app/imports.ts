@@ -60,6 +60,7 @@ export async function startImport(
       keys: context.uploadKeys,
       room: context.room,
       enqueuePrepare: (importId) => context.enqueuePrepare(importId, options.target),
+      enqueueBatches: (refs) => context.enqueueBatches(refs),
       onCreated,
       maxRecordBytes: context.env.PORTER_MAX_RECORD_BYTES,
       directory: (resource) => readDirectory(context, resource, options.target),
@@ -257,7 +258,7 @@ export async function approveImport(
   const plan = await requireImport(context, heldId);
   requireHeld(plan);
   // a target that changed or turned read-only refuses before the held sync changes state
-  boundToTarget(context, { ...plan.options, dryRun: false });
+  boundToTarget(context, { ...plan.options, dryRun: false, stream: undefined });
   checkFourEyes(context.targets, plan);
   // a held SCIM plan is released here: its locks and deletes in multi-record calls
   if (isScimPlan(plan)) return releaseScimPlan(context, plan, onCreated);
@@ -292,7 +293,7 @@ async function startApplication(
   const { store } = context;
   const info = await store.create({
     id: init.id,
-    options: boundToTarget(context, { ...plan.options, dryRun: false }),
+    options: boundToTarget(context, { ...plan.options, dryRun: false, stream: undefined }),
     source: plan.source,
     applyOf: dryRunId,
     undoOf: plan.undoOf,

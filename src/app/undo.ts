@@ -122,7 +122,7 @@ export async function undoImport(
   };
   // an undo is planned from its entries alone: how the import read its file and chose its
   // records (mapping, failure limit, a sync's rules) does not apply, and must not run again
-  for (const field of ['mapping', 'maxFailures', 'sync']) {
+  for (const field of ['mapping', 'maxFailures', 'sync', 'stream']) {
     delete (options as unknown as Record<string, unknown>)[field];
   }
   const info = await store.create({

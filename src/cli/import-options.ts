@@ -18,6 +18,7 @@ import {
 import { addTargetOption, failureLimitText, oneOf, positiveInteger } from './options.js';
 import { readJsonFile } from './paths.js';
 import { checkSyncOptions } from '../sync/sync-options.js';
+import { checkStreamOption } from '../imports/stream-option.js';
 import {
   addSyncOptions,
   hasSyncOptions,
@@ -40,6 +41,7 @@ export interface ImportOptionValues extends SyncCommandOptions {
   maxFailures?: string;
   lookup?: LookupMode;
   dryRun?: boolean;
+  stream?: boolean;
 }
 
 /** Which import options a command offers, and how it words the ones that differ. */
@@ -53,6 +55,8 @@ export interface ImportOptionsOffered {
   lookup?: boolean;
   allowAdmin?: string;
   dryRun?: string;
+  /** Whether `--stream` is offered (not for a sync, which needs its whole file). @defaultValue true */
+  stream?: boolean;
 }
 
 /** Declares the import options on a command. */
@@ -106,6 +110,12 @@ export function addImportOptions(command: Command, offered: ImportOptionsOffered
     '--dry-run',
     offered.dryRun ?? 'plan only: nothing is written (then: porter apply ID)',
   );
+  if (offered.stream ?? true) {
+    command.option(
+      '--stream',
+      'send each batch once its rows are read and checked, before the file is whole; a file that breaks off then leaves the batches before the break sent (docs/streaming.md)',
+    );
+  }
   // the sync's rails: every command that may run a sync takes them
   return addSyncOptions(command);
 }
@@ -141,6 +151,7 @@ export async function importOptionsFrom(
     listSeparator,
     mapping,
   });
+  checkStreamOption({ mode: values.mode, stream: values.stream === true });
   if (values.mode !== 'sync' && hasSyncOptions(values)) {
     throw new PorterError('PORTER_USAGE', 'the sync options go with --mode sync');
   }
@@ -161,6 +172,7 @@ export async function importOptionsFrom(
     maxFailures: values.maxFailures,
     lookup: values.lookup,
     dryRun: values.dryRun === true,
+    ...(values.stream === true ? { stream: true } : {}),
     mapping,
     sync,
   };

@@ -15,12 +15,16 @@ export function failureLimit(text: string | undefined, total: number): number | 
   return match[2] === '%' ? Math.floor((value / 100) * total) : Math.floor(value);
 }
 
-/** The reason to stop, when `failed` passed the limit. */
+/**
+ * The reason to stop, when `failed` passed the limit. A percentage of a total not known yet (a
+ * streamed import's upload is still received: total < 0) is not checked until it is.
+ */
 export function failureLimitReason(
   text: string | undefined,
   failed: number,
   total: number,
 ): string | undefined {
+  if (total < 0 && text?.trim().endsWith('%') === true) return undefined;
   const limit = failureLimit(text, total);
   if (limit === undefined || failed <= limit) return undefined;
   return `stopped: ${failed} records failed, more than --max-failures ${text}`;

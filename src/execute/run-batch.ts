@@ -38,6 +38,7 @@ import type { DirectoryView } from '../plan/directory-view.js';
 import { SnapshotLookup } from '../snapshot/snapshot-lookup.js';
 import { snapshotKeys } from '../snapshot/snapshot-keys.js';
 import { checksLookalikes } from '../snapshot/lookup-mode.js';
+import { lookalikeKey } from '../ingest/lookalike.js';
 import { syncRules } from '../sync/sync-rules.js';
 import type { PorterMetrics } from '../metrics/metrics.js';
 import { planUndoBatch } from '../plan/plan-undo.js';
@@ -194,7 +195,7 @@ export async function runBatch(
     if (!isTargetRefusal(error)) throw error;
     // nothing of the import goes to another server than the one it was submitted for
     const reason = error.message;
-    await store.transition(ref.importId, ['queued', 'running', 'paused'], 'failed', reason);
+    await store.transition(ref.importId, BATCH_STATES, 'failed', reason);
     report.stoppedImport = { reason, code: error.code };
     await store.recordUnprocessed(ref.importId, {
       errorCode: error.code,
@@ -241,10 +242,7 @@ export async function runBatch(
     for (const result of results) report.counts[result.status]++;
     deps.metrics?.records(after.options.resource, results);
     const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);
-    if (
-      reason &&
-      (await store.transition(ref.importId, ['queued', 'running', 'paused'], 'failed', reason))
-    ) {
+    if (reason && (await store.transition(ref.importId, BATCH_STATES, 'failed', reason))) {
       report.stoppedImport = { reason, code: 'PORTER_FAILURE_LIMIT' };
     }
   };
@@ -488,14 +486,18 @@ function lookupsOf(
   // read record by record, a create is compared with the look-alikes the preparation's scan of
   // every server key found
   const lookalikes = deps.directory;
+  // a streamed import's scan noted every server key by its form
+  const byForm = info.options.stream === true;
   const lookup = new RecordLookup({
     lookalikeOf:
       info.lookup?.mode === 'each' && lookalikes && checksLookalikes(info.options)
-        ? async (key) =>
-            (await lookalikes.redis.hget(
+        ? async (key) => {
+            const found = await lookalikes.redis.hget(
               snapshotKeys(lookalikes.prefix, ref.importId).lookalikes,
-              key,
-            )) ?? undefined
+              byForm ? lookalikeKey(key) : key,
+            );
+            return found === null || found === key ? undefined : found;
+          }
         : undefined,
     client: deps.client,
     retry: probe ? { ...deps.retry, maxAttempts: 1 } : deps.retry,
@@ -518,6 +520,7 @@ function lookupsOf(
           keys: snapshotKeys(deps.directory.prefix, ref.importId),
           resource,
           server: lookup,
+          lookalikesByForm: byForm,
         })
       : lookup;
   return { lookup, view };
@@ -621,6 +624,9 @@ async function stopDecisionOf(
 ): Promise<StopDecision | undefined> {
   return decisionOf(await store.stateOf(importId));
 }
+
+/** The states a batch runs in: a streamed import's also while its upload is received. */
+const BATCH_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused'];
 
 /** Every state, to list the ones that let a call go. */
 const STATES: Record<ImportState, true> = {

@@ -17,6 +17,7 @@ import {
 } from '../model/import.js';
 import { parseProtectedText } from '../sync/sync-options.js';
 import { TARGET_NAME, TARGET_NAME_TEXT } from '../targets/target-file.js';
+import { checkStreamOption } from '../imports/stream-option.js';
 
 const flag = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
@@ -43,6 +44,8 @@ export const importFieldsSchema = z.object({
   format: z.enum(['csv', 'json', 'ndjson']).optional(),
   lookup: z.enum(['auto', 'snapshot', 'each']).optional(),
   dryRun: flag.default(false),
+  /** Send each batch once its records are in, before the upload is whole (docs/streaming.md). */
+  stream: flag.default(false),
   /** Mapping file content as JSON text. */
   mapping: z.string().optional(),
   /** Sync only: lock, delete or ignore the server records the file leaves out. */
@@ -80,6 +83,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
     });
   }
   const value = parsed.data;
+  checkStreamOption({ mode: value.mode as ImportOptions['mode'], stream: value.stream });
   let mapping: Mapping | undefined;
   if (value.mapping !== undefined) {
     let json: unknown;
@@ -108,6 +112,7 @@ export function parseImportFields(fields: Record<string, unknown>): ParsedImport
       maxFailures: value.maxFailures,
       lookup: value.lookup,
       dryRun: value.dryRun,
+      ...(value.stream ? { stream: true } : {}),
       sync: syncFields(value),
     },
     format: value.format,

@@ -21,6 +21,7 @@ export const SAFE_QUERY_KEYS: ReadonlySet<string> = new Set([
   'allowLookalike',
   'maxFailures',
   'format',
+  'stream',
   'status',
 ]);
 

@@ -1,7 +1,9 @@
 /**
  * The producer's core: stream an upload through ingest, stage its valid records in Redis,
  * report its invalid ones, and release batch jobs only once the whole upload is in.
- * An upload that breaks midway sends nothing and ends `failed`.
+ * An upload that breaks midway sends nothing and ends `failed`. A streamed import (`stream`,
+ * docs/streaming.md) is prepared as its upload starts and has its batches queued as their
+ * records come in; one whose upload breaks off reports every record not queued `unprocessed`.
  */
 import type { Readable } from 'node:stream';
 import { PorterError } from '../errors/porter-error.js';
@@ -13,7 +15,17 @@ import {
   type InputFormat,
   type Mapping,
 } from '../ingest/index.js';
-import type { ImportInfo, ImportOptions, RecordResult, StagedRecord } from '../model/import.js';
+import {
+  FINAL_IMPORT_STATES,
+  type ImportInfo,
+  type ImportOptions,
+  type ImportState,
+  type RecordResult,
+  type StagedRecord,
+} from '../model/import.js';
+import type { BatchRef } from '../execute/run-batch.js';
+import { streamBatchRefs, streamRecordsPerJob } from '../queue/import-queue.js';
+import { checkStreamOption } from './stream-option.js';
 import type { ImportStore } from '../results/import-store.js';
 import type { KeyClaim, UploadKeys } from '../results/import-runtime.js';
 import { lookalikeKey } from '../ingest/lookalike.js';
@@ -52,6 +64,8 @@ export interface SubmitImportDeps {
   room?: RoomWatch;
   /** Queues the import's preparation, which reads the directory and then queues its batches. */
   enqueuePrepare: (importId: string) => Promise<void>;
+  /** Queues batch jobs: a streamed import's, as their records come in (needed for one). */
+  enqueueBatches?: (refs: Iterable<BatchRef>) => Promise<unknown>;
   /** Called as soon as the import has an id, before the upload is read. */
   onCreated?: (info: ImportInfo) => void;
   /** Largest record in bytes (PORTER_MAX_RECORD_BYTES). @defaultValue 1 MiB */
@@ -124,6 +138,7 @@ async function receiveImport(
   };
   // a request that cannot work is refused before an import is stored for it
   checkIngestOptions(ingestOptions);
+  checkStream(options, deps);
   const created = await store
     .create({
       options: { ...request.options, mapping },
@@ -153,6 +168,8 @@ async function receiveAndQueue(
   const { options } = request;
   const receiving = new Receiving(importId, deps, options, request.decide);
   try {
+    // a streamed import is prepared as its upload starts: its batches go as they fill
+    if (options.stream === true) await deps.enqueuePrepare(importId);
     const run = ingest(request.source, ingestOptions);
     const { header, batches } = run;
     let columns: ColumnsSeen | undefined;
@@ -168,14 +185,16 @@ async function receiveAndQueue(
         columns.see(item.input);
         if (receiving.add(item)) await receiving.startWrite();
       }
+      // a streamed upload's batch goes once its records are in, not once a chunk is full
+      if (receiving.holdsStreamBatch()) await receiving.startWrite();
     }
     // an empty feed (a CSV header alone) has its columns too, for its (empty) report
     if (columns === undefined) await store.setColumns(importId, (await header).columns);
     await receiving.flush();
     // the first of rows that share an anchor was staged before the next was read: planning
-    // fails it too
+    // fails it too (a streamed import's first may be sent already: the later rows fail alone)
     const twice = run.anchorsTwice();
-    if (twice.size > 0) await store.setAnchorsTwice(importId, twice);
+    if (twice.size > 0 && options.stream !== true) await store.setAnchorsTwice(importId, twice);
     if (columns !== undefined && columns.more.length > 0) {
       await store.setMoreColumns(importId, columns.more);
     }
@@ -183,6 +202,7 @@ async function receiveAndQueue(
     if (receiving.unnamed > 0) await store.setUnnamedFailures(importId, receiving.unnamed);
   } catch (error) {
     await receiving.settle();
+    if (options.stream === true) throw await receiving.endStream(error);
     if ((await store.getState(importId)) === 'cancelled') {
       // cancelled while it was being received: what was read gets its result, nothing is sent
       await deps.keys.release(importId);
@@ -213,6 +233,7 @@ async function receiveAndQueue(
           cause: error,
         });
   }
+  if (options.stream === true) return receiving.endWhole();
   const batches = Math.ceil(receiving.staged / options.batchSize);
   // the upload is whole: that is recorded, and its preparation queued, once Redis has room
   const info = await whenRoom(deps, importId, () =>
@@ -234,6 +255,17 @@ async function receiveAndQueue(
     await whenRoom(deps, importId, () => deps.enqueuePrepare(importId));
   } else await deps.keys.release(importId);
   return info;
+}
+
+const ACTIVE: ImportState[] = ['queued', 'running', 'paused'];
+
+/** A streamed import needs a queue for its batches, and is not a sync. */
+function checkStream(options: ImportOptions, deps: SubmitImportDeps): void {
+  if (options.stream !== true) return;
+  if (!deps.enqueueBatches) {
+    throw new PorterError('PORTER_INTERNAL', 'a streamed import needs a queue for its batches');
+  }
+  checkStreamOption(options);
 }
 
 const REDIS_FULL_REASON =
@@ -302,6 +334,8 @@ class Receiving {
   staged = 0;
   /** A sync: failed rows that name no key. */
   unnamed = 0;
+  /** Valid records read so far, to stage (before the repeats refused when written). */
+  private staging = 0;
   private buffer: Chunk = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
   /** The chunk being written; what it holds until written, for a cancel to report. */
   private writing?: { chunk: Chunk; done: Promise<void> };
@@ -333,6 +367,7 @@ class Receiving {
       if (item.warnings.length > 0) staged.warnings = [...item.warnings];
       if (item.anchor !== undefined) staged.anchor = item.anchor;
       buffer.stage.push(staged);
+      this.staging++;
     } else if (item.kind === 'skipped') {
       buffer.invalid.push({
         row: item.row,
@@ -352,6 +387,14 @@ class Receiving {
       buffer.invalid.length >= STAGE_CHUNK ||
       buffer.bytes >= STAGE_CHUNK_BYTES
     );
+  }
+
+  /** A streamed import: whether the records read and not written fill a batch job. */
+  holdsStreamBatch(): boolean {
+    if (this.options.stream !== true) return false;
+    const per = streamRecordsPerJob(this.options.batchSize);
+    const written = this.staging - this.buffer.stage.length;
+    return Math.floor(this.staging / per) > Math.floor(written / per);
   }
 
   /** Writes everything read so far, and waits until it is written. */
@@ -443,6 +486,7 @@ class Receiving {
     if (chunk.stage.length > 0) {
       await store.stage(this.importId, chunk.stage);
       this.staged += chunk.stage.length;
+      if (options.stream === true) await this.queueStream();
     }
     // cleared only once staged: after a refusal (a cancel) they still need their results
     chunk.stage = [];
@@ -465,13 +509,80 @@ class Receiving {
     if (invalid.length > 0) await store.recordResults(this.importId, invalid);
   }
 
-  /** After a cancel: every record read so far gets a result, and the import learns its total. */
-  async endCancelled(): Promise<void> {
+  /** A streamed import: queues the batches whose records are in (and that it claims). */
+  private async queueStream(): Promise<void> {
     const { store } = this.deps;
+    const { batchSize } = this.options;
+    const { from, to } = await store.claimStream(this.importId, streamRecordsPerJob(batchSize));
+    if (to > from) {
+      await this.deps.enqueueBatches!(streamBatchRefs(this.importId, from, to, batchSize));
+    }
+  }
+
+  /** A streamed upload is whole: it learns its total, and its last batches are queued. */
+  async endWhole(): Promise<ImportInfo> {
+    const { store } = this.deps;
+    const batches = Math.ceil(this.staged / streamRecordsPerJob(this.options.batchSize));
+    const info = await whenRoom(this.deps, this.importId, () =>
+      store.markReceived(this.importId, { total: this.total, batches }),
+    );
+    await this.deps.keys.release(this.importId);
+    // a percentage of failures is checked once the total is known: past it, what was not
+    // queued is not sent
+    const tooMany = failureLimitReason(this.options.maxFailures, info.counts.failed, info.total);
+    if (tooMany && (await store.transition(this.importId, ACTIVE, 'failed', tooMany))) {
+      const why = { errorCode: 'PORTER_FAILURE_LIMIT', error: `not sent: ${tooMany}` };
+      await store.recordUnprocessed(this.importId, why, await store.queuedUpTo(this.importId));
+    }
+    await this.queueStream();
+    return (await store.get(this.importId)) ?? info;
+  }
+
+  /**
+   * A streamed upload ended before it was whole (it broke off, or the import was cancelled or
+   * ended meanwhile): no batch is queued from now on, the batches queued before run on (they
+   * stop by themselves when the import ended), and every other record read gets a result naming
+   * why it was not sent. Returns the error to throw.
+   */
+  async endStream(error: unknown): Promise<PorterError> {
+    const { store } = this.deps;
+    const importId = this.importId;
+    const info = await store.get(importId);
+    const ended = info !== undefined && FINAL_IMPORT_STATES.has(info.state) ? info : undefined;
+    const full = isOutOfMemory(error);
+    const reason = full
+      ? REDIS_FULL_REASON
+      : ended
+        ? `the import ended ${ended.state}${ended.reason ? ` (${ended.reason})` : ''}`
+        : `the upload broke off after row ${this.total}: ${error instanceof Error ? error.message : String(error)}`;
+    const queued = await whenRoom(this.deps, importId, () => store.markBroken(importId, reason));
     const why = {
-      errorCode: 'PORTER_CANCELLED',
-      error: 'not sent: the import was cancelled while its upload was received',
+      errorCode: ended?.state === 'cancelled' ? 'PORTER_CANCELLED' : 'PORTER_UPLOAD_ABORTED',
+      error: `not sent: ${reason}`,
     };
+    await whenRoom(this.deps, importId, async () => {
+      await this.recordInHand(why);
+      await store.recordUnprocessed(importId, why, queued);
+      await store.markReceived(importId, {
+        total: this.total,
+        batches: Math.ceil(queued / streamRecordsPerJob(this.options.batchSize)),
+      });
+    });
+    await this.deps.keys.release(importId);
+    const sent = `${queued} records were queued to be sent before it; the others are reported unprocessed`;
+    if (full) return redisFull(`import ${importId} stopped; ${sent}`, error);
+    if (ended) {
+      return new PorterError('PORTER_CONFLICT', `import ${importId}: ${reason}; ${sent}`, {
+        cause: error,
+      });
+    }
+    return new PorterError('PORTER_UPLOAD_ABORTED', `import ${importId}: ${reason}; ${sent}`, {
+      cause: error,
+    });
+  }
+
+  /** Results for the records read but not in Redis yet: their own, or `unprocessed` with `why`. */
+  private async recordInHand(why: { errorCode: string; error: string }): Promise<void> {
     const chunks = this.writing ? [this.writing.chunk, this.buffer] : [this.buffer];
     this.writing = undefined;
     this.buffer = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
@@ -486,7 +597,17 @@ class Receiving {
         input: record.input,
       }));
     const results = [...chunks.flatMap((chunk) => chunk.invalid), ...unsent];
-    if (results.length > 0) await store.recordResults(this.importId, results);
+    if (results.length > 0) await this.deps.store.recordResults(this.importId, results);
+  }
+
+  /** After a cancel: every record read so far gets a result, and the import learns its total. */
+  async endCancelled(): Promise<void> {
+    const { store } = this.deps;
+    const why = {
+      errorCode: 'PORTER_CANCELLED',
+      error: 'not sent: the import was cancelled while its upload was received',
+    };
+    await this.recordInHand(why);
     await store.markReceived(this.importId, { total: this.total, batches: 0 });
     await store.recordUnprocessed(this.importId, why);
   }

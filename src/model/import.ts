@@ -166,6 +166,12 @@ export interface ImportOptions {
   lookup?: LookupMode;
   /** Plan only: every record gets its planned action, nothing is written. */
   dryRun?: boolean;
+  /**
+   * Send each batch as soon as its records are received and checked, instead of once the upload
+   * is whole (docs/streaming.md). An upload that breaks off then ends `failed` after the batches
+   * queued before the break; every other record is reported `unprocessed`. Not for a sync.
+   */
+  stream?: boolean;
   /** Sync only (mode `sync`): what happens to the server's records the file leaves out. */
   sync?: SyncOptions;
   /** An undo only: also turn back records changed on the server since the import undone. */

@@ -93,6 +93,39 @@ export function* batchRefs(
   }
 }
 
+/**
+ * Records one batch job of a streamed import carries: one call's worth. Its total is not known
+ * while its batches are queued, so their size cannot depend on it; the smallest job spreads a
+ * stream's calls over every worker as soon as they are received.
+ */
+export function streamRecordsPerJob(batchSize: number): number {
+  return batchSize;
+}
+
+/** The batch refs of a streamed import's staged records [from, to), `from` on a job boundary. */
+export function* streamBatchRefs(
+  importId: string,
+  from: number,
+  to: number,
+  batchSize: number,
+): Generator<BatchRef> {
+  const size = streamRecordsPerJob(batchSize);
+  for (let start = from; start < to; start += size) {
+    yield { importId, batchIndex: start / size, start, count: Math.min(size, to - start) };
+  }
+}
+
+/** Every batch ref of an import whose `stagedCount` records are staged, streamed or not. */
+export function importBatchRefs(
+  importId: string,
+  stagedCount: number,
+  options: { batchSize: number; stream?: boolean },
+): Generator<BatchRef> {
+  return options.stream === true
+    ? streamBatchRefs(importId, 0, stagedCount, options.batchSize)
+    : batchRefs(importId, stagedCount, options.batchSize);
+}
+
 /** Queues an import's preparation; adding it twice is a no-op while the job exists. */
 export async function enqueuePrepare(
   queue: Queue<ImportJobData>,

@@ -4,7 +4,7 @@ import { abandonBatch } from '../execute/abandon-batch.js';
 import type { BatchDeps, BatchRef, BatchStore } from '../execute/run-batch.js';
 import {
   batchJobId,
-  batchRefs,
+  importBatchRefs,
   isPrepareJob,
   prepareJobId,
   type ImportJobData,
@@ -88,5 +88,5 @@ export async function promoteDelayedBatches(
 async function batchesOf(store: BatchStore, importId: string): Promise<BatchRef[]> {
   const info = await store.get(importId);
   if (!info) return [];
-  return [...batchRefs(importId, await store.stagedCount(importId), info.options.batchSize)];
+  return [...importBatchRefs(importId, await store.stagedCount(importId), info.options)];
 }

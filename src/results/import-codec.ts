@@ -74,6 +74,8 @@ export function encodeNewMeta(init: {
     'staged',
     '0',
   ];
+  // the scripts read it: a streamed import's batches go while its upload is received
+  if (init.options.stream === true) fields.push('stream', '1');
   if (init.source !== undefined) fields.push('source', init.source);
   if (init.retryOf !== undefined) fields.push('retryOf', init.retryOf);
   if (init.applyOf !== undefined) fields.push('applyOf', init.applyOf);

@@ -24,8 +24,10 @@ end
 
 -- An import settles once it is final and every record has a result: staged records go and
 -- every key keeps the TTL from now. An active import whose last result is in becomes completed
--- or completed_with_errors here. An import that failed while receiving never learns its total
--- and settles at once; one cancelled while receiving waits, as markReceived may still follow.
+-- or completed_with_errors here (failed when its streamed upload broke off: brokenUpload). An
+-- import that failed while receiving never learns its total and settles at once; one cancelled
+-- while receiving waits, as markReceived may still follow, and so does a streamed one that
+-- failed (its batches may be running).
 local function settle()
   local m = redis.call('HMGET', KEYS[1], 'id', 'state', 'total', 'settled')
   local id, state, total = m[1], m[2], tonumber(m[3]) or -1
@@ -40,13 +42,19 @@ local function settle()
     state = bad == 0 and 'completed' or 'completed_with_errors'
     -- a sync whose plan passed its threshold planned only: it waits for approval
     if redis.call('HGET', KEYS[1], 'holdAtEnd') == '1' then state = 'held' end
+    local broken = redis.call('HGET', KEYS[1], 'brokenUpload')
+    if broken then state = 'failed' end
     redis.call('HSET', KEYS[1], 'state', state, 'updatedAt', now, 'finishedAt', now)
-    redis.call('HDEL', KEYS[1], 'reason')
+    if broken then
+      redis.call('HSET', KEYS[1], 'reason', broken, 'reasonCode', 'PORTER_UPLOAD_ABORTED')
+    else
+      redis.call('HDEL', KEYS[1], 'reason')
+    end
   elseif not FINAL[state] then
     return false
   elseif total >= 0 then
     if done < total then return false end
-  elseif state ~= 'failed' then
+  elseif state ~= 'failed' or redis.call('HGET', KEYS[1], 'stream') == '1' then
     return false
   end
   redis.call('HSET', KEYS[1], 'settled', '1')
@@ -94,12 +102,16 @@ local function stage_packs(before)
 end
 `;
 
-/** ARGV as STAGE_PACKS. Appends only while receiving: -1 missing, -2 wrong state, -3 miscounted. */
+/**
+ * ARGV as STAGE_PACKS. Appends only while receiving (a streamed import also while paused before
+ * its upload is whole): -1 missing, -2 wrong state, -3 miscounted.
+ */
 const STAGE = `
-local m = redis.call('HMGET', KEYS[1], 'state', 'staged')
+local m = redis.call('HMGET', KEYS[1], 'state', 'staged', 'stream', 'total')
 local state = m[1]
 if not state then return -1 end
-if state ~= 'receiving' then return -2 end
+local streaming = m[3] == '1' and (tonumber(m[4]) or -1) < 0 and state == 'paused'
+if state ~= 'receiving' and not streaming then return -2 end
 local count = stage_packs(staged_count(m[2]))
 refresh_ttl()
 return count
@@ -143,6 +155,10 @@ for i = 8, #ARGV do
 end
 if not allowed then return 0 end
 local to, reason = ARGV[4], ARGV[5]
+-- only a streamed import pauses while its upload is received (its batches are going)
+if state == 'receiving' and to == 'paused' and redis.call('HGET', KEYS[1], 'stream') ~= '1' then
+  return 0
+end
 -- a move guarded by a time: refused when the import was resumed since (a stale decision)
 local since = tonumber(ARGV[6])
 if since > 0 and tonumber(redis.call('HGET', KEYS[1], 'resumedAt') or '0') >= since then
@@ -150,6 +166,9 @@ if since > 0 and tonumber(redis.call('HGET', KEYS[1], 'resumedAt') or '0') >= si
 end
 if state == 'paused' and (to == 'running' or to == 'queued') then
   redis.call('HSET', KEYS[1], 'resumedAt', ARGV[7])
+  -- a streamed import resumed before its upload is whole goes on receiving it
+  local r = redis.call('HMGET', KEYS[1], 'stream', 'total')
+  if r[1] == '1' and (tonumber(r[2]) or -1) < 0 then to = 'receiving' end
 end
 redis.call('HSET', KEYS[1], 'state', to, 'updatedAt', now)
 if reason ~= '' then
@@ -301,6 +320,26 @@ settle()
 return 1
 `;
 
+/**
+ * A streamed import's batches, claimed by whoever queues them (the producer as its upload comes
+ * in, the preparation once it is done). ARGV: ttl, now, channel, records per batch job. Nothing
+ * is claimed before the import is prepared (its lookup is set), once it ended, or once its upload
+ * broke off; else the staged records past queuedUpTo that fill whole jobs (all of them once the
+ * upload is whole) are. Returns {from, to}: the records [from, to) whose jobs the caller queues.
+ */
+const CLAIM_STREAM = `
+local m = redis.call('HMGET', KEYS[1], 'state', 'lookup', 'staged', 'total', 'queuedUpTo',
+  'brokenUpload')
+local from = tonumber(m[5]) or 0
+if not m[1] or not m[2] or FINAL[m[1]] or m[6] then return { from, from } end
+local staged, per = tonumber(m[3]) or 0, tonumber(ARGV[4])
+local to = staged
+if (tonumber(m[4]) or -1) < 0 then to = math.floor(staged / per) * per end
+if to <= from then return { from, from } end
+redis.call('HSET', KEYS[1], 'queuedUpTo', to)
+return { from, to }
+`;
+
 /** KEYS: meta; ARGV: field/value pairs. Updates only an existing import: 1 = done, 0 = missing. */
 const UPDATE_META = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -332,6 +371,7 @@ const SCRIPTS = {
     lua: PRELUDE + BUCKET_LUA + RECORD_RESULTS,
   },
   updateMeta: { command: 'porterImportUpdateMeta', numberOfKeys: 1, lua: UPDATE_META },
+  claimStream: { command: 'porterImportClaimStream', numberOfKeys: 5, lua: PRELUDE + CLAIM_STREAM },
   beginServerRows: {
     command: 'porterImportBeginServerRows',
     numberOfKeys: 5,

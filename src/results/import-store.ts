@@ -255,6 +255,42 @@ export class ImportStore {
   }
 
   /** Records how the import looks records up (decided before its first batch). */
+  /**
+   * A streamed import's staged records [from, to) whose batch jobs the caller now queues: none
+   * before it is prepared, once it ended or once its upload broke off (see CLAIM_STREAM).
+   */
+  async claimStream(
+    importId: string,
+    recordsPerJob: number,
+  ): Promise<{ from: number; to: number }> {
+    const keys = importKeyList(this.keys(importId));
+    const reply = (await runImportScript(this.redis, 'claimStream', keys, [
+      ...this.commonArgs(),
+      recordsPerJob,
+    ])) as [number, number];
+    return { from: Number(reply[0]), to: Number(reply[1]) };
+  }
+
+  /** A streamed import's records whose batches were queued (see claimStream). */
+  async queuedUpTo(importId: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys(importId).meta, 'queuedUpTo')) ?? 0);
+  }
+
+  /**
+   * A streamed upload broke off (`reason`): no batch is claimed from now on, and once the
+   * batches queued before have ended the import ends failed with the reason. Returns the records
+   * whose batches were queued: the staged ones after them are the caller's to report.
+   */
+  async markBroken(importId: string, reason: string): Promise<number> {
+    const meta = this.keys(importId).meta;
+    const [, queued] = (await this.redis
+      .multi()
+      .hset(meta, 'brokenUpload', reason)
+      .hget(meta, 'queuedUpTo')
+      .exec()) as [[null, number], [null, string | null]];
+    return Number(queued[1] ?? 0);
+  }
+
   async setLookup(importId: string, lookup: LookupInfo): Promise<void> {
     const keys = [this.keys(importId).meta];
     if (
@@ -665,13 +701,14 @@ export class ImportStore {
   }
 
   /**
-   * queued/running → paused, on a decision read at `decidedAt` (epoch ms). False when the import
-   * is in another state, or was resumed since that decision was read.
+   * queued/running → paused (a streamed import's also from receiving), on a decision read at
+   * `decidedAt` (epoch ms). False when the import is in another state, or was resumed since that
+   * decision was read.
    */
   async pause(importId: string, reason: string, decidedAt = 0): Promise<boolean> {
     return this.transitionUnlessResumed(
       importId,
-      ['queued', 'running'],
+      ['receiving', 'queued', 'running'],
       'paused',
       reason,
       decidedAt,
@@ -733,14 +770,17 @@ export class ImportStore {
 
   /**
    * Gives every staged record without a result an `unprocessed` result, e.g. after a cancel
-   * whose batch jobs were removed from the queue. Safe beside running workers. Returns how many.
+   * whose batch jobs were removed from the queue; `from` skips the staged records before it
+   * (those a streamed import queued already answer for themselves). Safe beside running
+   * workers. Returns how many.
    */
   async recordUnprocessed(
     importId: string,
     why: { errorCode: string; error: string },
+    from = 0,
   ): Promise<number> {
     let written = 0;
-    for (let start = 0; ; start += RESULT_CHUNK) {
+    for (let start = from; ; start += RESULT_CHUNK) {
       const staged = await this.readStaged(importId, start, RESULT_CHUNK);
       const missing = new Set(
         await this.missingRows(

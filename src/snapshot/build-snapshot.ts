@@ -43,6 +43,12 @@ export interface SnapshotParticipant {
    * directory's keys in memory.
    */
   sync?: { missingList: string; inScope: (record: Record<string, unknown>) => boolean };
+  /**
+   * A streamed import: its upload is not whole when the directory is read, so every server
+   * record is kept, and when `lookalikes`, every server key is noted by its look-alike form
+   * (form → key in `keys.lookalikes`) for its batches to compare their creates with.
+   */
+  whole?: { lookalikes: boolean };
   /** Whether it still waits for the read (an import whose job ended is left out from then on). */
   wanted?: () => boolean;
 }
@@ -118,7 +124,9 @@ export async function buildSnapshots(
       keyHashes.set(one, (await redis.exists(one.uploadKeys)) === 1);
     }),
   );
-  const checking = participants.some((one) => one.uploadLookalikes !== undefined);
+  const checking = participants.some(
+    (one) => one.uploadLookalikes !== undefined || one.whole?.lookalikes === true,
+  );
 
   // the index of the other resource (names in references) is read beside the main one, on a
   // second connection when the client has one: one round trip of the server's latency instead of
@@ -202,6 +210,14 @@ export async function buildSnapshots(
       await forEach(
         () => true,
         async (one, pipeline, tally) => {
+          if (one.whole) {
+            keepWhole(pipeline, one.keys, resource, chunk, names, one.whole.lookalikes && forms);
+            tally.kept += chunk.length;
+            if (resource === 'groups' && one.needs.groupIndex)
+              indexGroups(pipeline, one.keys, chunk);
+            if (resource === 'users' && one.needs.userIndex) indexUsers(pipeline, one.keys, chunk);
+            return;
+          }
           const { named, lookalikeOf } = await uploadNames(
             redis,
             one,
@@ -256,6 +272,24 @@ export async function buildSnapshots(
     if (participants.length > 1) summary.sharedBy = participants.length;
     return one.sync ? { ...summary, inScope: tally.inScope, missing: tally.missing } : summary;
   });
+}
+
+/** A streamed import's snapshot: every server record, and every key by its form when `forms`. */
+function keepWhole(
+  pipeline: ChainableCommander,
+  keys: SnapshotKeys,
+  resource: ResourceName,
+  chunk: Record<string, unknown>[],
+  names: readonly string[],
+  forms: readonly string[] | false,
+): void {
+  const records: string[] = [];
+  chunk.forEach((record, at) => records.push(names[at]!, encodeCompact(resource, record)));
+  if (records.length > 0) pipeline.hset(keys.records, ...records);
+  if (!forms || forms.length === 0) return;
+  const byForm: string[] = [];
+  forms.forEach((form, at) => byForm.push(form, names[at]!));
+  pipeline.hset(keys.lookalikes, ...byForm);
 }
 
 /**
@@ -315,8 +349,11 @@ export interface ScanLookalikesOptions {
   redis: Redis;
   client: AdminClient;
   resource: 'users' | 'groups';
-  /** Hash of the upload's look-alike key forms, as for a snapshot. */
-  uploadLookalikes: string;
+  /**
+   * Hash of the upload's look-alike key forms, as for a snapshot; none for a streamed import,
+   * whose upload is not whole: every server key is then noted by its form (form → key).
+   */
+  uploadLookalikes?: string;
   /** Where the matches go: upload key → server key (the snapshot's `lookalikes` hash). */
   lookalikes: string;
   ttlSeconds: number;
@@ -338,7 +375,12 @@ export async function scanLookalikes(options: ScanLookalikesOptions): Promise<nu
     records += chunk.length;
     const names = chunk.map((record) => String(record[keyField] ?? ''));
     const pipeline = redis.pipeline();
-    await noteLookalikes(redis, pipeline, options.uploadLookalikes, options.lookalikes, names);
+    if (options.uploadLookalikes === undefined) {
+      const byForm = names.flatMap((name) => [lookalikeKey(name), name]);
+      if (byForm.length > 0) pipeline.hset(options.lookalikes, ...byForm);
+    } else {
+      await noteLookalikes(redis, pipeline, options.uploadLookalikes, options.lookalikes, names);
+    }
     await send(pipeline);
   });
   await redis.expire(options.lookalikes, options.ttlSeconds);

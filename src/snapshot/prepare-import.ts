@@ -5,7 +5,6 @@
  * the batches are queued under the same ids.
  */
 import { AdminError } from '../admin/errors.js';
-import { adminCallOutcome, type AdminCallOutcome } from '../admin/client.js';
 import type { BatchRef, BoundTarget } from '../execute/run-batch.js';
 import { isTargetRefusal } from '../targets/job-target.js';
 import { withReadRetry } from '../execute/retry-policy.js';
@@ -20,6 +19,10 @@ import { PorterError } from '../errors/porter-error.js';
 import type { PrepareDeps, UnboundPrepareDeps } from './prepare-deps.js';
 import { checksLookalikes, chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
+import { lookalikeReadFailed, snapshotAttempts } from './lookalike-read.js';
+import { prepareStream } from './prepare-stream.js';
+
+export { LookalikeReadError } from './lookalike-read.js';
 
 function bound(deps: UnboundPrepareDeps, target: BoundTarget): PrepareDeps {
   const { bindTarget: _unused, ...rest } = deps;
@@ -33,9 +36,6 @@ function bound(deps: UnboundPrepareDeps, target: BoundTarget): PrepareDeps {
 
 /** Days the last snapshot's directory size is remembered for the `auto` rule. */
 const DIRECTORY_SIZE_TTL_SECONDS = 30 * 24 * 3600;
-
-/** Attempts at the bulk read before an import falls back to one read per record. */
-const SNAPSHOT_MAX_ATTEMPTS = 3;
 
 /** Prepares the import; returns its batches, none when it no longer runs. */
 export async function prepareImport(
@@ -66,6 +66,7 @@ export async function prepareImport(
     return [];
   }
   if (info.options.mode === 'sync') return prepareSync(importId, info, deps);
+  if (info.options.stream === true) return prepareStream(importId, info, deps, given.onResumed);
   const staged = await store.stagedCount(importId);
   // prepared already (this job ran to its end before, and queueing its batches or finishing the
   // job failed): the upload's keys are gone, the same batches again
@@ -113,7 +114,7 @@ export async function prepareImport(
           () => buildSnapshots({ redis, client: deps.client, resource, signal }, participants),
           // the snapshot only saves reads: a server that keeps refusing it is read record by
           // record sooner rather than after every attempt a write would get
-          { ...deps.retry, maxAttempts: attempts(deps) },
+          { ...deps.retry, maxAttempts: snapshotAttempts(deps.retry) },
           { signal },
         );
       // imports of this target and resource prepared at the same time share one read
@@ -131,7 +132,7 @@ export async function prepareImport(
       if (deps.signal?.aborted) throw error;
       // look-alikes can only be compared with every key: without them nothing may be created,
       // so the import waits (paused) until the server can be read
-      if (lookalikes) throw lookalikeReadFailed(resource, attempts(deps), error);
+      if (lookalikes) throw lookalikeReadFailed(resource, snapshotAttempts(deps.retry), error);
 
       // a server that will not be read in bulk can still be read record by record; the batches
       // meet whatever else is wrong and report it per record
@@ -155,11 +156,11 @@ export async function prepareImport(
           ttlSeconds: store.ttlSeconds,
           signal: deps.signal,
         }),
-      { ...deps.retry, maxAttempts: attempts(deps) },
+      { ...deps.retry, maxAttempts: snapshotAttempts(deps.retry) },
       { signal: deps.signal },
     ).catch((error: unknown) => {
       if (deps.signal?.aborted) throw error;
-      throw lookalikeReadFailed(resource, attempts(deps), error);
+      throw lookalikeReadFailed(resource, snapshotAttempts(deps.retry), error);
     });
     lookup = {
       ...lookup,
@@ -171,39 +172,6 @@ export async function prepareImport(
   // an import paused while its server could not be read runs now that it was read
   if (await store.resume(importId)) given.onResumed?.(importId);
   return [...batchRefs(importId, staged, info.options.batchSize)];
-}
-
-/** Failures of a server that is there but failing for now: the import waits them out. */
-const WAIT_OUT: ReadonlySet<AdminCallOutcome> = new Set([
-  'server_error',
-  'rate_limited',
-  'no_answer',
-]);
-
-/** Reads in bulk tried before the preparation gives up for now (and the import waits). */
-function attempts(deps: PrepareDeps): number {
-  return Math.min(SNAPSHOT_MAX_ATTEMPTS, deps.retry.maxAttempts);
-}
-
-/**
- * The server answered the bulk read with errors (5xx, 429, no answer), and an import that may
- * create keys must compare them with every key on the server first: it waits, paused, and its
- * preparation is tried again after the breaker's cool-down (or at once on `porter resume`).
- * Nothing is sent meanwhile. A server that cannot be reached at all, or that refuses porter's
- * credentials, is a configuration to fix: that error fails the preparation, and the records end
- * `unprocessed` with it.
- */
-export class LookalikeReadError extends Error {
-  override readonly name = 'LookalikeReadError';
-}
-
-function lookalikeReadFailed(resource: string, tries: number, error: unknown): unknown {
-  if (!WAIT_OUT.has(adminCallOutcome(error))) return error;
-  const why = error instanceof AdminError ? recordErrorMessage(error) : String(error);
-  return new LookalikeReadError(
-    `the admin server failed ${tries} of ${tries} calls to read every ${resource}, which look-alikes are compared with (${why}); the import waits and tries again after the cool-down`,
-    { cause: error },
-  );
 }
 
 /** Whether any staged record carries this field (groups uploads are small: read them all). */

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { ResourceName } from '../admin/resources.js';
 import type { AclRecord, GroupRecord, UserRecord } from '../admin/schemas.js';
 import { NOT_READ, type DirectoryView, type ReadAheadView } from '../plan/directory-view.js';
+import { lookalikeKey } from '../ingest/lookalike.js';
 import { decodeCompact } from './record-codec.js';
 import { aclIdField, aclNameField, type SnapshotKeys } from './snapshot-keys.js';
 
@@ -18,6 +19,11 @@ export interface SnapshotLookupOptions {
   resource: ResourceName;
   /** The server, for references the snapshot does not know. */
   server: DirectoryView;
+  /**
+   * `keys.lookalikes` holds every server key by its look-alike form (a streamed import's
+   * snapshot), not the upload's keys that look like one. @defaultValue false
+   */
+  lookalikesByForm?: boolean;
 }
 
 /** Adds a reference as the name it may be (a bare number may be a name too). */
@@ -70,7 +76,13 @@ export class SnapshotLookup implements DirectoryView {
       [this.records, unread(this.records, recordFields)],
       [this.groupIds, unread(this.groupIds, groupNames)],
       [this.userIds, unread(this.userIds, userNames)],
-      [this.lookalikes, unread(this.lookalikes, mainKeys)],
+      [
+        this.lookalikes,
+        unread(
+          this.lookalikes,
+          mainKeys.map((key) => this.lookalikeField(key)),
+        ),
+      ],
     ];
     const hashes = [keys.records, keys.groupIds, keys.userIds, keys.lookalikes];
     reads.forEach(([, fields], index) => {
@@ -122,8 +134,8 @@ export class SnapshotLookup implements DirectoryView {
       // user names by id are not read ahead
       userById: () => NOT_READ,
       lookalikeOf: (key) => {
-        const lookalike = known(this.lookalikes, key);
-        return lookalike === null ? undefined : lookalike;
+        const lookalike = known(this.lookalikes, this.lookalikeField(key));
+        return lookalike === null || lookalike === key ? undefined : lookalike;
       },
     };
   }
@@ -155,7 +167,14 @@ export class SnapshotLookup implements DirectoryView {
   }
 
   async lookalikeOf(key: string): Promise<string | undefined> {
-    return (await this.read(this.lookalikes, this.options.keys.lookalikes, key)) ?? undefined;
+    const field = this.lookalikeField(key);
+    const lookalike = await this.read(this.lookalikes, this.options.keys.lookalikes, field);
+    return lookalike === null || lookalike === key ? undefined : lookalike;
+  }
+
+  /** The field a key's look-alike is found under: the key, or its form (lookalikesByForm). */
+  private lookalikeField(key: string): string {
+    return this.options.lookalikesByForm === true ? lookalikeKey(key) : key;
   }
 
   async aclById(id: string): Promise<AclRecord | undefined> {

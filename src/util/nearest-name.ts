@@ -14,6 +14,8 @@ export const NEVER_SUGGESTED_OPTIONS: ReadonlySet<string> = new Set([
   'emptyAsClear',
   'evenUnchanged',
   'evenChanged',
+  // a broken upload sends nothing, unless streamed
+  'stream',
 ]);
 
 /** Edits (commander's rule) past which two names are not taken for each other. */

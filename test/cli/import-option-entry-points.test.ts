@@ -70,6 +70,7 @@ const CASES: OptionCase[] = [
       '--lookup',
       'each',
       '--dry-run',
+      '--stream',
       '--target',
       'default',
     ],
@@ -87,6 +88,7 @@ const CASES: OptionCase[] = [
       maxFailures: '5%',
       lookup: 'each',
       dryRun: 'true',
+      stream: 'true',
     },
     expected: {
       target: 'default',
@@ -101,6 +103,7 @@ const CASES: OptionCase[] = [
       maxFailures: '5%',
       lookup: 'each',
       dryRun: true,
+      stream: true,
     },
   },
   {

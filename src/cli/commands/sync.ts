@@ -32,6 +32,7 @@ export function registerSyncCommands(program: Command): void {
   addImportOptions(command, {
     mode: 'none',
     lookup: false,
+    stream: false,
     allowAdmin: 'let the sync touch users of any type but "General User"',
     dryRun: 'plan only: the changes, locks and deletes it would make; nothing written',
   });

@@ -342,7 +342,7 @@ async function uploadRoute(app: FastifyInstance, options: ImportRoutesOptions): 
         summary: 'Upload a CSV, JSON or NDJSON file and queue it as an import',
         description:
           'multipart/form-data with option fields (resource, mode, batchSize, listSeparator, delimiter, encoding, ' +
-          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping; for mode sync also ' +
+          'emptyAsClear, allowAdmin, allowLookalike, maxFailures, format, mapping, lookup, dryRun, stream; for mode sync also ' +
           'missing, maxDeletes, protect, scopeGroup, scopeMatch) placed before the ' +
           'file part (one file part only; a field after it is refused); or a raw ' +
           'text/csv, application/json or application/x-ndjson body with the options as query parameters. ' +

@@ -1,0 +1,255 @@
+/**
+ * A streamed import (`stream`): its batches go while its upload is still read; an upload that
+ * breaks off leaves the batches queued before the break sent and reports every other row; a
+ * cancel stops it; look-alikes of server keys are refused as without streaming; a sync refuses it.
+ */
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelImport, startImport } from '../../src/app/imports.js';
+import type { ImportInfo, ImportOptions } from '../../src/model/import.js';
+import { parseImportFields } from '../../src/http/import-request.js';
+import { importBatchRefs, streamBatchRefs } from '../../src/queue/import-queue.js';
+import { waitFor } from '../helpers/redis.js';
+import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+
+let pipeline: Pipeline;
+beforeAll(async () => {
+  pipeline = await startPipeline();
+  const client = pipeline.context.createAdminClient();
+  await client.postUsers([{ username: 'stream.alice' }]);
+  await client.close();
+});
+afterAll(async () => {
+  await pipeline?.close();
+});
+
+const OPTIONS: ImportOptions = {
+  resource: 'users',
+  mode: 'create',
+  batchSize: 100,
+  listSeparator: '|',
+  emptyAsClear: false,
+  allowAdmin: false,
+  stream: true,
+};
+
+/** An upload the test feeds by hand, streamed; the import's id is known once it is created. */
+function streamUpload(options: Partial<ImportOptions> = {}): {
+  source: Readable;
+  pending: Promise<ImportInfo>;
+  importId: () => string;
+} {
+  let importId: string | undefined;
+  const source = new Readable({ read() {} });
+  const pending = startImport(
+    pipeline.context,
+    { options: { ...OPTIONS, ...options }, source, fileName: 'feed.csv' },
+    (created) => {
+      importId = created.id;
+    },
+  );
+  // a rejection is asserted by the test that expects it
+  pending.catch(() => {});
+  return {
+    source,
+    pending,
+    importId: () => {
+      if (importId === undefined) throw new Error('the import is not created yet');
+      return importId;
+    },
+  };
+}
+
+const pushRows = (source: Readable, prefix: string, from: number, to: number): void => {
+  for (let row = from; row <= to; row++) source.push(`${prefix}${row}\n`);
+};
+
+const created = (prefix: string): number =>
+  pipeline.sandbox.store.users().filter((user) => user.username?.startsWith(prefix)).length;
+
+const waitCreated = (prefix: string, count: number): Promise<true> =>
+  waitFor(() => (created(prefix) >= count ? true : undefined), {
+    what: `${count} users ${prefix}* on the server`,
+  });
+
+describe('a streamed import', () => {
+  it('sends its first batches while its upload is still read, and ends completed', async () => {
+    const upload = streamUpload();
+    upload.source.push('username\n');
+    pushRows(upload.source, 'flow.user', 1, 250);
+    // two whole batches go before the upload is whole; the third is not whole yet
+    await waitCreated('flow.user', 200);
+    const midway = await pipeline.context.store.get(upload.importId());
+    expect(midway?.state).toBe('receiving');
+    expect(created('flow.user')).toBe(200);
+    pushRows(upload.source, 'flow.user', 251, 320);
+    upload.source.push(null);
+    const queued = await upload.pending;
+    const info = await pipeline.waitFinal(queued.id);
+    expect(info).toMatchObject({ state: 'completed', total: 320, batches: 4 });
+    expect(info.counts.succeeded).toBe(320);
+    expect(info.lookup).toMatchObject({ mode: 'snapshot', requested: 'auto' });
+    expect(created('flow.user')).toBe(320);
+    const results = await pipeline.results(queued.id);
+    expect(results.map((result) => result.row)).toEqual(
+      Array.from({ length: 320 }, (_, at) => at + 1),
+    );
+  });
+
+  it('an upload that breaks off: the batches before the break are sent, every other row is reported', async () => {
+    const upload = streamUpload();
+    upload.source.push('username\n');
+    pushRows(upload.source, 'broken.stream', 1, 250);
+    await waitCreated('broken.stream', 200);
+    upload.source.destroy(new Error('connection reset by peer'));
+    await expect(upload.pending).rejects.toMatchObject({
+      code: 'PORTER_UPLOAD_ABORTED',
+      message: expect.stringContaining('200 records were queued to be sent before it'),
+    });
+    const info = await pipeline.waitFinal(upload.importId());
+    expect(info).toMatchObject({ state: 'failed', total: 250 });
+    expect(info.reason).toMatch(/the upload broke off after row 250: .*connection reset by peer/);
+    expect(info.counts).toMatchObject({ succeeded: 200, unprocessed: 50, failed: 0 });
+    const results = await pipeline.results(upload.importId());
+    expect(results).toHaveLength(250);
+    expect(results.slice(0, 200).every((result) => result.status === 'succeeded')).toBe(true);
+    for (const result of results.slice(200)) {
+      expect(result).toMatchObject({ status: 'unprocessed', errorCode: 'PORTER_UPLOAD_ABORTED' });
+      expect(result.error).toMatch(/^not sent: the upload broke off after row 250/);
+    }
+    // nothing after the break was sent
+    expect(created('broken.stream')).toBe(200);
+  });
+
+  it('a syntax error stops the rest: the rows before it in whole batches are sent', async () => {
+    const upload = streamUpload();
+    upload.source.push('username,firstName\n');
+    for (let row = 1; row <= 150; row++) upload.source.push(`syntax.user${row},First\n`);
+    await waitCreated('syntax.user', 100);
+    // an unclosed quote: the CSV cannot be read past it
+    upload.source.push('syntax.user151,"never closed\n');
+    upload.source.push(null);
+    await expect(upload.pending).rejects.toMatchObject({ code: 'PORTER_UPLOAD_ABORTED' });
+    const info = await pipeline.waitFinal(upload.importId());
+    expect(info.state).toBe('failed');
+    expect(info.counts).toMatchObject({ succeeded: 100, unprocessed: 50 });
+    expect(info.done).toBe(info.total);
+    expect(created('syntax.user')).toBe(100);
+  });
+
+  it('a cancel while the upload is read: batches queued stop, the rest is reported cancelled', async () => {
+    const upload = streamUpload();
+    upload.source.push('username\n');
+    pushRows(upload.source, 'cancel.stream', 1, 150);
+    await waitCreated('cancel.stream', 100);
+    await cancelImport(pipeline.context, upload.importId(), 'wrong file');
+    pushRows(upload.source, 'cancel.stream', 151, 400);
+    upload.source.push(null);
+    await expect(upload.pending).rejects.toMatchObject({ code: 'PORTER_CONFLICT' });
+    const info = await pipeline.waitFinal(upload.importId());
+    expect(info.state).toBe('cancelled');
+    expect(info.done).toBe(info.total);
+    expect(info.counts.succeeded).toBe(100);
+    expect(info.counts.unprocessed).toBe(info.total - 100);
+    const results = await pipeline.results(upload.importId());
+    expect(
+      results
+        .filter((result) => result.status === 'unprocessed')
+        .every((result) => result.errorCode === 'PORTER_CANCELLED'),
+    ).toBe(true);
+    expect(created('cancel.stream')).toBe(100);
+  });
+
+  it('a percentage of failures is checked once the upload is whole: the rows not queued are not sent', async () => {
+    const upload = streamUpload({ maxFailures: '10%' });
+    upload.source.push('username,email\n');
+    for (let row = 1; row <= 100; row++) upload.source.push(`share.user${row},\n`);
+    await waitCreated('share.user', 100);
+    for (let row = 101; row <= 150; row++) upload.source.push(`share.user${row},not-an-email\n`);
+    for (let row = 151; row <= 180; row++) upload.source.push(`share.user${row},\n`);
+    upload.source.push(null);
+    const queued = await upload.pending;
+    const info = await pipeline.waitFinal(queued.id);
+    expect(info).toMatchObject({ state: 'failed', total: 180 });
+    expect(info.reason).toMatch(/50 records failed, more than --max-failures 10%/);
+    expect(info.counts).toMatchObject({ succeeded: 100, failed: 50, unprocessed: 30 });
+    const results = await pipeline.results(queued.id);
+    expect(results.slice(150).every((r) => r.errorCode === 'PORTER_FAILURE_LIMIT')).toBe(true);
+    expect(created('share.user')).toBe(100);
+  });
+
+  it.each(['auto', 'each'] as const)(
+    'lookup %s: a key that looks like a server key is refused, the others created',
+    async (lookup) => {
+      const { info, results } = await pipeline.run(
+        csv(['username'], [[`Stream.Alice`], [`lookalike.${lookup}`]]),
+        { ...OPTIONS, lookup },
+      );
+      expect(info.lookup?.mode).toBe(lookup === 'each' ? 'each' : 'snapshot');
+      expect(results[0]).toMatchObject({
+        status: 'failed',
+        errorCode: 'PORTER_KEY_LOOKALIKE',
+      });
+      expect(results[0]!.error).toContain('looks like stream.alice');
+      expect(results[1]).toMatchObject({ status: 'succeeded', action: 'create' });
+      expect(pipeline.sandbox.store.userByName('Stream.Alice')).toBeUndefined();
+    },
+  );
+
+  it('repeats and look-alikes within the upload are refused across its batches', async () => {
+    const rows = Array.from({ length: 150 }, (_, at) => [`repeat.stream${at + 1}`]);
+    rows.push(['repeat.stream7'], ['REPEAT.stream8']);
+    const { info, results } = await pipeline.run(csv(['username'], rows), OPTIONS);
+    expect(info.counts).toMatchObject({ succeeded: 150, failed: 2 });
+    expect(results[150]).toMatchObject({ errorCode: 'PORTER_ROW_INVALID' });
+    expect(results[151]).toMatchObject({ errorCode: 'PORTER_KEY_LOOKALIKE' });
+  });
+
+  it('a sync refuses stream, before anything is stored', async () => {
+    const before = (await pipeline.context.store.list({ limit: 1000 })).length;
+    await expect(
+      pipeline.submit(csv(['username'], [['sync.stream']]), {
+        ...OPTIONS,
+        mode: 'sync',
+        sync: { missing: 'ignore' },
+      }),
+    ).rejects.toMatchObject({ code: 'PORTER_USAGE', message: expect.stringMatching(/^stream:/) });
+    expect((await pipeline.context.store.list({ limit: 1000 })).length).toBe(before);
+    expect(() =>
+      parseImportFields({ resource: 'users', mode: 'sync', stream: 'true' }),
+    ).toThrowError(/stream: a sync cannot stream/);
+    expect(
+      parseImportFields({ resource: 'users', mode: 'create', stream: 'yes' }).options,
+    ).toMatchObject({ stream: true });
+  });
+});
+
+describe('a streamed import paused while its upload is read', () => {
+  it('keeps receiving records, and a resume brings it back to receiving', async () => {
+    const { store } = pipeline.context;
+    const info = await store.create({ options: OPTIONS });
+    expect(await store.pause(info.id, 'the server failed')).toBe(true);
+    await store.stage(info.id, [{ row: 1, input: { username: 'p1' }, record: { username: 'p1' } }]);
+    expect(await store.stagedCount(info.id)).toBe(1);
+    expect(await store.resume(info.id)).toBe(true);
+    expect(await store.getState(info.id)).toBe('receiving');
+    // an import that does not stream is not paused while it is received
+    const plain = await store.create({ options: { ...OPTIONS, stream: undefined } });
+    expect(await store.pause(plain.id, 'the server failed')).toBe(false);
+    await store.cancel(info.id);
+    await store.cancel(plain.id);
+  });
+});
+
+describe('batch jobs of a streamed import', () => {
+  it('are one call each, on fixed boundaries whatever the total', () => {
+    expect([...streamBatchRefs('s', 200, 450, 100)]).toEqual([
+      { importId: 's', batchIndex: 2, start: 200, count: 100 },
+      { importId: 's', batchIndex: 3, start: 300, count: 100 },
+      { importId: 's', batchIndex: 4, start: 400, count: 50 },
+    ]);
+    expect([...importBatchRefs('s', 90_000, { batchSize: 100, stream: true })]).toHaveLength(900);
+    // without streaming, a large import's jobs carry several calls
+    expect([...importBatchRefs('s', 90_000, { batchSize: 100 })]).toHaveLength(225);
+  });
+});
