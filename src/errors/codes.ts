@@ -186,7 +186,8 @@ export const ERROR_CODES = {
     httpStatus: 400,
     exitCode: 65,
     kind: 'permanent',
-    summary: 'The upload broke off before it was complete; nothing was sent (a streamed import: only the batches queued before the break were).',
+    summary:
+      'The upload broke off before it was complete; nothing was sent (a streamed import: only the batches queued before the break were).',
   },
   PORTER_MAPPING_INVALID: {
     httpStatus: 400,
