@@ -24,7 +24,12 @@ import {
   type StagedRecord,
 } from '../model/import.js';
 import type { BatchRef } from '../execute/run-batch.js';
-import { streamBatchRefs, streamRecordsPerJob } from '../queue/import-queue.js';
+import {
+  streamBatchRefs,
+  streamBoundary,
+  streamJobCount,
+  streamJobs,
+} from '../queue/import-queue.js';
 import { checkStreamOption } from './stream-option.js';
 import type { ImportStore } from '../results/import-store.js';
 import type { KeyClaim, UploadKeys } from '../results/import-runtime.js';
@@ -392,9 +397,9 @@ class Receiving {
   /** A streamed import: whether the records read and not written fill a batch job. */
   holdsStreamBatch(): boolean {
     if (this.options.stream !== true) return false;
-    const per = streamRecordsPerJob(this.options.batchSize);
+    const { batchSize } = this.options;
     const written = this.staging - this.buffer.stage.length;
-    return Math.floor(this.staging / per) > Math.floor(written / per);
+    return streamBoundary(this.staging, batchSize) > streamBoundary(written, batchSize);
   }
 
   /** Writes everything read so far, and waits until it is written. */
@@ -513,7 +518,7 @@ class Receiving {
   private async queueStream(): Promise<void> {
     const { store } = this.deps;
     const { batchSize } = this.options;
-    const { from, to } = await store.claimStream(this.importId, streamRecordsPerJob(batchSize));
+    const { from, to } = await store.claimStream(this.importId, streamJobs(batchSize));
     if (to > from) {
       await this.deps.enqueueBatches!(streamBatchRefs(this.importId, from, to, batchSize));
     }
@@ -522,7 +527,7 @@ class Receiving {
   /** A streamed upload is whole: it learns its total, and its last batches are queued. */
   async endWhole(): Promise<ImportInfo> {
     const { store } = this.deps;
-    const batches = Math.ceil(this.staged / streamRecordsPerJob(this.options.batchSize));
+    const batches = streamJobCount(this.staged, this.options.batchSize);
     const info = await whenRoom(this.deps, this.importId, () =>
       store.markReceived(this.importId, { total: this.total, batches }),
     );
@@ -565,7 +570,7 @@ class Receiving {
       await store.recordUnprocessed(importId, why, queued);
       await store.markReceived(importId, {
         total: this.total,
-        batches: Math.ceil(queued / streamRecordsPerJob(this.options.batchSize)),
+        batches: streamJobCount(queued, this.options.batchSize),
       });
     });
     await this.deps.keys.release(importId);

@@ -94,12 +94,31 @@ export function* batchRefs(
 }
 
 /**
- * Records one batch job of a streamed import carries: one call's worth. Its total is not known
- * while its batches are queued, so their size cannot depend on it; the smallest job spreads a
- * stream's calls over every worker as soon as they are received.
+ * How a streamed import is cut into batch jobs. Its total is not known while they are queued,
+ * so their size cannot depend on it as recordsPerJob's does: its first JOBS_BEFORE_LARGER jobs
+ * carry one call's worth each (`small`), so a small stream spreads over every worker at once, and
+ * the jobs after them CALLS_PER_JOB calls' worth (`large`), as a large import's do.
  */
-export function streamRecordsPerJob(batchSize: number): number {
-  return batchSize;
+export function streamJobs(batchSize: number): { small: number; smallUpTo: number; large: number } {
+  return {
+    small: batchSize,
+    smallUpTo: batchSize * JOBS_BEFORE_LARGER,
+    large: batchSize * CALLS_PER_JOB,
+  };
+}
+
+/** The records of a streamed import's whole jobs among its first `staged` (a job boundary). */
+export function streamBoundary(staged: number, batchSize: number): number {
+  const { small, smallUpTo, large } = streamJobs(batchSize);
+  if (staged < smallUpTo) return Math.floor(staged / small) * small;
+  return smallUpTo + Math.floor((staged - smallUpTo) / large) * large;
+}
+
+/** How many batch jobs a streamed import of `staged` records has. */
+export function streamJobCount(staged: number, batchSize: number): number {
+  const { small, smallUpTo, large } = streamJobs(batchSize);
+  if (staged <= smallUpTo) return Math.ceil(staged / small);
+  return JOBS_BEFORE_LARGER + Math.ceil((staged - smallUpTo) / large);
 }
 
 /** The batch refs of a streamed import's staged records [from, to), `from` on a job boundary. */
@@ -109,9 +128,13 @@ export function* streamBatchRefs(
   to: number,
   batchSize: number,
 ): Generator<BatchRef> {
-  const size = streamRecordsPerJob(batchSize);
-  for (let start = from; start < to; start += size) {
-    yield { importId, batchIndex: start / size, start, count: Math.min(size, to - start) };
+  const { small, smallUpTo, large } = streamJobs(batchSize);
+  for (let start = from; start < to;) {
+    const size = start < smallUpTo ? small : large;
+    const batchIndex =
+      start < smallUpTo ? start / small : JOBS_BEFORE_LARGER + (start - smallUpTo) / large;
+    yield { importId, batchIndex, start, count: Math.min(size, to - start) };
+    start += size;
   }
 }
 

@@ -325,16 +325,19 @@ return 1
  * in, the preparation once it is done). ARGV: ttl, now, channel, records per batch job. Nothing
  * is claimed before the import is prepared (its lookup is set), once it ended, or once its upload
  * broke off; else the staged records past queuedUpTo that fill whole jobs (all of them once the
- * upload is whole) are. Returns {from, to}: the records [from, to) whose jobs the caller queues.
+ * upload is whole) are; see streamBoundary. Returns {from, to}: the records [from, to) whose jobs the caller queues.
  */
 const CLAIM_STREAM = `
 local m = redis.call('HMGET', KEYS[1], 'state', 'lookup', 'staged', 'total', 'queuedUpTo',
   'brokenUpload')
 local from = tonumber(m[5]) or 0
 if not m[1] or not m[2] or FINAL[m[1]] or m[6] then return { from, from } end
-local staged, per = tonumber(m[3]) or 0, tonumber(ARGV[4])
+local staged = tonumber(m[3]) or 0
+local small, small_up_to, large = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local to = staged
-if (tonumber(m[4]) or -1) < 0 then to = math.floor(staged / per) * per end
+if (tonumber(m[4]) or -1) >= 0 then
+elseif staged < small_up_to then to = math.floor(staged / small) * small
+else to = small_up_to + math.floor((staged - small_up_to) / large) * large end
 if to <= from then return { from, from } end
 redis.call('HSET', KEYS[1], 'queuedUpTo', to)
 return { from, to }

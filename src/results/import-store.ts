@@ -261,12 +261,14 @@ export class ImportStore {
    */
   async claimStream(
     importId: string,
-    recordsPerJob: number,
+    jobs: { small: number; smallUpTo: number; large: number },
   ): Promise<{ from: number; to: number }> {
     const keys = importKeyList(this.keys(importId));
     const reply = (await runImportScript(this.redis, 'claimStream', keys, [
       ...this.commonArgs(),
-      recordsPerJob,
+      jobs.small,
+      jobs.smallUpTo,
+      jobs.large,
     ])) as [number, number];
     return { from: Number(reply[0]), to: Number(reply[1]) };
   }

@@ -10,7 +10,7 @@ import type { BatchRef } from '../execute/run-batch.js';
 import { withReadRetry } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
 import type { ImportInfo, LookupInfo } from '../model/import.js';
-import { streamBatchRefs, streamRecordsPerJob } from '../queue/import-queue.js';
+import { streamBatchRefs, streamJobs } from '../queue/import-queue.js';
 import { buildSnapshots, scanLookalikes, type SnapshotParticipant } from './build-snapshot.js';
 import { lookalikeReadFailed, snapshotAttempts } from './lookalike-read.js';
 import { checksLookalikes } from './lookup-mode.js';
@@ -33,7 +33,7 @@ export async function prepareStream(
     await store.setLookup(importId, await readDirectory(importId, info, deps));
     if (await store.resume(importId)) onResumed?.(importId);
   }
-  const { to } = await store.claimStream(importId, streamRecordsPerJob(batchSize));
+  const { to } = await store.claimStream(importId, streamJobs(batchSize));
   return [...streamBatchRefs(importId, 0, to, batchSize)];
 }
 

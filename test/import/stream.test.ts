@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelImport, startImport } from '../../src/app/imports.js';
 import type { ImportInfo, ImportOptions } from '../../src/model/import.js';
 import { parseImportFields } from '../../src/http/import-request.js';
-import { importBatchRefs, streamBatchRefs } from '../../src/queue/import-queue.js';
+import {
+  importBatchRefs,
+  streamBatchRefs,
+  streamBoundary,
+  streamJobCount,
+  streamJobs,
+} from '../../src/queue/import-queue.js';
 import { waitFor } from '../helpers/redis.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 
@@ -242,14 +248,52 @@ describe('a streamed import paused while its upload is read', () => {
 });
 
 describe('batch jobs of a streamed import', () => {
-  it('are one call each, on fixed boundaries whatever the total', () => {
+  it('are one call each, then four, on boundaries that do not depend on the total', () => {
     expect([...streamBatchRefs('s', 200, 450, 100)]).toEqual([
       { importId: 's', batchIndex: 2, start: 200, count: 100 },
       { importId: 's', batchIndex: 3, start: 300, count: 100 },
       { importId: 's', batchIndex: 4, start: 400, count: 50 },
     ]);
-    expect([...importBatchRefs('s', 90_000, { batchSize: 100, stream: true })]).toHaveLength(900);
-    // without streaming, a large import's jobs carry several calls
+    // the 200 first jobs one call each, the next ones four
+    const refs = [...importBatchRefs('s', 90_000, { batchSize: 100, stream: true })];
+    expect(refs).toHaveLength(200 + 175);
+    expect(refs[200]).toEqual({ importId: 's', batchIndex: 200, start: 20_000, count: 400 });
+    expect(refs.at(-1)).toEqual({ importId: 's', batchIndex: 374, start: 89_600, count: 400 });
+    expect(streamJobCount(90_000, 100)).toBe(375);
+    expect(streamBoundary(20_399, 100)).toBe(20_000);
+    expect(streamBoundary(20_400, 100)).toBe(20_400);
+    // without streaming, a large import's jobs carry several calls from the first
     expect([...importBatchRefs('s', 90_000, { batchSize: 100 })]).toHaveLength(225);
+  });
+
+  it('are claimed in Redis on the same boundaries, once each, and only once prepared', async () => {
+    const { store } = pipeline.context;
+    const info = await store.create({ options: { ...OPTIONS, batchSize: 1 } });
+    const stage = (from: number, to: number) =>
+      store.stage(
+        info.id,
+        Array.from({ length: to - from }, (_, at) => {
+          const username = `claim${from + at + 1}`;
+          return { row: from + at + 1, input: { username }, record: { username } };
+        }),
+      );
+    await stage(0, 150);
+    const jobs = streamJobs(1);
+    // not prepared yet: nothing
+    expect(await store.claimStream(info.id, jobs)).toEqual({ from: 0, to: 0 });
+    await store.setLookup(info.id, { mode: 'each', requested: 'each', why: 'asked for' });
+    expect(await store.claimStream(info.id, jobs)).toEqual({ from: 0, to: 150 });
+    expect(await store.claimStream(info.id, jobs)).toEqual({ from: 150, to: 150 });
+    await stage(150, 207);
+    expect(await store.claimStream(info.id, jobs)).toEqual({
+      from: 150,
+      to: streamBoundary(207, 1),
+    });
+    expect(streamBoundary(207, 1)).toBe(204);
+    // once broken off, nothing more is claimed
+    expect(await store.markBroken(info.id, 'test')).toBe(204);
+    await stage(207, 212).catch(() => undefined);
+    expect(await store.claimStream(info.id, jobs)).toEqual({ from: 204, to: 204 });
+    await store.cancel(info.id);
   });
 });
