@@ -341,6 +341,8 @@ class Receiving {
   unnamed = 0;
   /** Valid records read so far, to stage (before the repeats refused when written). */
   private staging = 0;
+  /** A streamed import: the records whose jobs the producer claimed last, until they are added. */
+  private claimed?: { from: number; to: number };
   private buffer: Chunk = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
   /** The chunk being written; what it holds until written, for a cancel to report. */
   private writing?: { chunk: Chunk; done: Promise<void> };
@@ -491,7 +493,6 @@ class Receiving {
     if (chunk.stage.length > 0) {
       await store.stage(this.importId, chunk.stage);
       this.staged += chunk.stage.length;
-      if (options.stream === true) await this.queueStream();
     }
     // cleared only once staged: after a refusal (a cancel) they still need their results
     chunk.stage = [];
@@ -512,16 +513,31 @@ class Receiving {
       );
     }
     if (invalid.length > 0) await store.recordResults(this.importId, invalid);
+    // the chunk's records are all in Redis: those that fill jobs go
+    if (options.stream === true) await this.queueStream();
   }
 
   /** A streamed import: queues the batches whose records are in (and that it claims). */
   private async queueStream(): Promise<void> {
-    const { store } = this.deps;
+    // a claim whose jobs were not added (the queue failed) is added first: no other process
+    // adds them
+    await this.addClaimed();
     const { batchSize } = this.options;
-    const { from, to } = await store.claimStream(this.importId, streamJobs(batchSize));
-    if (to > from) {
-      await this.deps.enqueueBatches!(streamBatchRefs(this.importId, from, to, batchSize));
+    this.claimed = await this.deps.store.claimStream(this.importId, streamJobs(batchSize));
+    await this.addClaimed();
+  }
+
+  /** Adds the jobs of the producer's last claim, unless they were added. */
+  private async addClaimed(): Promise<void> {
+    const claimed = this.claimed;
+    if (!claimed) return;
+    if (claimed.to > claimed.from) {
+      const { batchSize } = this.options;
+      await this.deps.enqueueBatches!(
+        streamBatchRefs(this.importId, claimed.from, claimed.to, batchSize),
+      );
     }
+    this.claimed = undefined;
   }
 
   /** A streamed upload is whole: it learns its total, and its last batches are queued. */
@@ -539,7 +555,7 @@ class Receiving {
       const why = { errorCode: 'PORTER_FAILURE_LIMIT', error: `not sent: ${tooMany}` };
       await store.recordUnprocessed(this.importId, why, await store.queuedUpTo(this.importId));
     }
-    await this.queueStream();
+    await whenRoom(this.deps, this.importId, () => this.queueStream());
     return (await store.get(this.importId)) ?? info;
   }
 
@@ -561,6 +577,8 @@ class Receiving {
         ? `the import ended ${ended.state}${ended.reason ? ` (${ended.reason})` : ''}`
         : `the upload broke off after row ${this.total}: ${error instanceof Error ? error.message : String(error)}`;
     const queued = await whenRoom(this.deps, importId, () => store.markBroken(importId, reason));
+    // the jobs the producer claimed go to the queue, or their rows would never end
+    await whenRoom(this.deps, importId, () => this.addClaimed());
     const why = {
       errorCode: ended?.state === 'cancelled' ? 'PORTER_CANCELLED' : 'PORTER_UPLOAD_ABORTED',
       error: `not sent: ${reason}`,

@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelImport, startImport } from '../../src/app/imports.js';
+import { submitImport } from '../../src/imports/submit-import.js';
 import type { ImportInfo, ImportOptions } from '../../src/model/import.js';
 import { parseImportFields } from '../../src/http/import-request.js';
 import {
@@ -164,6 +165,44 @@ describe('a streamed import', () => {
         .every((result) => result.errorCode === 'PORTER_CANCELLED'),
     ).toBe(true);
     expect(created('cancel.stream')).toBe(100);
+  });
+
+  it('a claim whose jobs the queue refused is added when the upload ends: every row ends', async () => {
+    const { context } = pipeline;
+    let refused = 0;
+    let importId: string | undefined;
+    const source = new Readable({ read() {} });
+    const pending = submitImport(
+      { options: OPTIONS, source, fileName: 'feed.csv' },
+      {
+        store: context.store,
+        keys: context.uploadKeys,
+        enqueuePrepare: (id) => context.enqueuePrepare(id),
+        enqueueBatches: async (refs) => {
+          if (refused++ === 0) throw new Error('the queue is away');
+          return context.enqueueBatches(refs);
+        },
+        onCreated: (info) => (importId = info.id),
+      },
+    );
+    pending.catch(() => {});
+    source.push('username\n');
+    await waitFor(async () => {
+      const info = importId === undefined ? undefined : await context.store.get(importId);
+      return info?.lookup;
+    });
+    pushRows(source, 'refused.queue', 1, 250);
+    source.push(null);
+    await expect(pending).rejects.toMatchObject({
+      code: 'PORTER_UPLOAD_ABORTED',
+      message: expect.stringContaining('the queue is away'),
+    });
+    const info = await pipeline.waitFinal(importId!);
+    expect(info.state).toBe('failed');
+    expect(info.done).toBe(info.total);
+    // the refused claim's rows were sent once added; none twice
+    expect(info.counts.succeeded).toBeGreaterThanOrEqual(100);
+    expect(created('refused.queue')).toBe(info.counts.succeeded);
   });
 
   it('a percentage of failures is checked once the upload is whole: the rows not queued are not sent', async () => {
