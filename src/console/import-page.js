@@ -80,7 +80,10 @@ export async function importPage(root, { signal, meta }, importId) {
       ['Source', info.source],
       ['Target', targetText(options.target, options.targetUrl, true)],
       ['Resource', options.resource],
-      ['Mode', `${options.mode}${options.dryRun ? ' (dry run)' : ''}`],
+      [
+        'Mode',
+        `${options.mode}${options.dryRun ? ' (dry run)' : ''}${options.stream ? ' (streamed)' : ''}`,
+      ],
       ['Records', countsText(info)],
       ['Lookup', info.lookup ? `${info.lookup.mode} (${info.lookup.why})` : undefined],
       ['Sync', info.sync ? syncText(info) : undefined],
