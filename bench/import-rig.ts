@@ -36,7 +36,8 @@ export interface Rig {
   /** Waits until this many workers listen on the import queue. */
   waitWorkers(count: number): Promise<void>;
   /** Submits an import creating `total` users, `batchSize` a call; resolves with its id. */
-  submitUsers(total: number, label: string, batchSize: number): Promise<string>;
+  /** `stream`: batches go while the upload is read (docs/streaming.md). */
+  submitUsers(total: number, label: string, batchSize: number, stream?: boolean): Promise<string>;
   /** The import as Redis has it now; undefined while Redis does not answer. */
   read(importId: string): Promise<ImportInfo | undefined>;
   /** Waits until a share of the import's records have a result. */
@@ -97,7 +98,7 @@ export async function startRig(options: RigOptions): Promise<Rig> {
     waitWorkers: async (count) => {
       while ((await context.importQueue.getWorkersCount()) < count) await sleep(50);
     },
-    submitUsers: async (total, label, batchSize) => {
+    submitUsers: async (total, label, batchSize, stream) => {
       const rows = Array.from({ length: total }, (_, index) => `${label}.${index},T${index}`);
       const submitted = await startImport(context, {
         options: {
@@ -107,6 +108,7 @@ export async function startRig(options: RigOptions): Promise<Rig> {
           listSeparator: '|',
           emptyAsClear: false,
           allowAdmin: false,
+          ...(stream === true ? { stream: true } : {}),
         },
         source: Readable.from([Buffer.from(`username,lastName\n${rows.join('\n')}\n`)]),
         fileName: 'users.csv',

@@ -8,7 +8,7 @@
  * 503 and drops that share of answers after applying them.
  *
  *   npx tsx bench/takeover.ts [--users 3000] [--lock 6000] [--latency 40]
- *       [--fail-rate 0.1] [--drop-rate 0.05]
+ *       [--fail-rate 0.1] [--drop-rate 0.05] [--stream]
  */
 import { parseArgs } from 'node:util';
 import { command, startRedisNode } from '../test/helpers/redis-node.js';
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     latency: { type: 'string', default: '40' },
     'fail-rate': { type: 'string', default: '0' },
     'drop-rate': { type: 'string', default: '0' },
+    stream: { type: 'boolean', default: false },
   },
 });
 const total = Number(values.users);
@@ -42,7 +43,7 @@ try {
   const a = rig.worker();
   const b = rig.worker();
   await rig.waitWorkers(2);
-  const id = await rig.submitUsers(total, 'takeover', 50);
+  const id = await rig.submitUsers(total, 'takeover', 50, values.stream);
   const started = Date.now();
   await rig.waitDone(id, 0.3);
   a.child.kill('SIGKILL');
