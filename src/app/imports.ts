@@ -453,10 +453,11 @@ export async function retryImport(
   }
   // a retry of a sync sends the file's records again as an upsert: a sync of a few records
   // would take every other record on the server for one its file leaves out
+  // its records are all read already: a retry of a streamed import does not stream
   const options: ImportOptions =
     original.options.mode === 'sync'
       ? { ...original.options, mode: 'upsert', sync: undefined }
-      : original.options;
+      : { ...original.options, stream: undefined };
   const started = await startImport(
     context,
     {

@@ -42,7 +42,7 @@ export function describeProgress(info: ImportInfo, startedAt: number, doneAtStar
   const seconds = Math.max(0.001, (Date.now() - startedAt) / 1000);
   const rate = (done - doneAtStart) / seconds;
   const eta = rate > 0 && total > done ? `${Math.ceil((total - done) / rate)}s` : '-';
-  const totalText = info.state === 'receiving' ? '?' : String(total);
+  const totalText = info.receivedAt === undefined ? '?' : String(total);
   return `${bar} ${done}/${totalText} records  ${rate.toFixed(0)}/s  ETA ${eta}  ${info.state}`;
 }
 

@@ -17,7 +17,8 @@ export function failureLimit(text: string | undefined, total: number): number | 
 
 /**
  * The reason to stop, when `failed` passed the limit. A percentage of a total not known yet (a
- * streamed import's upload is still received: total < 0) is not checked until it is.
+ * streamed import's upload is still received: total < 0, see knownTotal) is not checked until
+ * it is.
  */
 export function failureLimitReason(
   text: string | undefined,
@@ -28,4 +29,9 @@ export function failureLimitReason(
   const limit = failureLimit(text, total);
   if (limit === undefined || failed <= limit) return undefined;
   return `stopped: ${failed} records failed, more than --max-failures ${text}`;
+}
+
+/** The import's total for failureLimitReason: -1 until its upload is whole (a streamed import). */
+export function knownTotal(info: { total: number; receivedAt?: string }): number {
+  return info.receivedAt === undefined ? -1 : info.total;
 }

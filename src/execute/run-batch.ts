@@ -22,7 +22,7 @@ import type { ResourceName } from '../admin/resources.js';
 import { executeOps, type ExecuteStats, type StopDecision } from './execute-batch.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { BULK_SETTLE_FROM } from './settle-reads.js';
-import { failureLimitReason } from './failure-limit.js';
+import { failureLimitReason, knownTotal } from './failure-limit.js';
 import {
   AdminError,
   classifyFailure,
@@ -241,7 +241,11 @@ export async function runBatch(
     const { info: after } = await store.recordResults(ref.importId, full, info);
     for (const result of results) report.counts[result.status]++;
     deps.metrics?.records(after.options.resource, results);
-    const reason = failureLimitReason(after.options.maxFailures, after.counts.failed, after.total);
+    const reason = failureLimitReason(
+      after.options.maxFailures,
+      after.counts.failed,
+      knownTotal(after),
+    );
     if (reason && (await store.transition(ref.importId, BATCH_STATES, 'failed', reason))) {
       report.stoppedImport = { reason, code: 'PORTER_FAILURE_LIMIT' };
     }

@@ -37,7 +37,7 @@ import { lookalikeKey } from '../ingest/lookalike.js';
 import { checksLookalikes } from '../snapshot/lookup-mode.js';
 import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
-import { failureLimitReason } from '../execute/failure-limit.js';
+import { failureLimitReason, knownTotal } from '../execute/failure-limit.js';
 import { naturalKey } from '../plan/natural-key.js';
 import { WORK_ATTRIBUTES, withSpan, withWork } from '../observability/tracing.js';
 import { isOutOfMemory, untilRoom, type RoomWatch } from '../redis/redis-full.js';
@@ -263,6 +263,23 @@ async function receiveAndQueue(
 }
 
 const ACTIVE: ImportState[] = ['queued', 'running', 'paused'];
+
+/** Tries at adding a streamed import's claimed jobs when its upload ends before giving up. */
+const ADD_CLAIMED_ATTEMPTS = 8;
+
+/** Why the rows of a streamed import that ended were not sent, as its state tells. */
+function endedWhy(info: ImportInfo): { errorCode: string; error: string } {
+  const why = info.reason ? ` (${info.reason})` : '';
+  if (info.state === 'cancelled') {
+    return { errorCode: 'PORTER_CANCELLED', error: `not sent: the import was cancelled${why}` };
+  }
+  return {
+    errorCode:
+      info.reasonCode ??
+      (info.reason?.startsWith('stopped:') ? 'PORTER_FAILURE_LIMIT' : 'PORTER_UPLOAD_ABORTED'),
+    error: `not sent: the import ended ${info.state}${why}`,
+  };
+}
 
 /** A streamed import needs a queue for its batches, and is not a sync. */
 function checkStream(options: ImportOptions, deps: SubmitImportDeps): void {
@@ -490,14 +507,9 @@ class Receiving {
         await this.deps.keys.claimKeys(this.importId, renamed, { refuseRepeats: false });
       }
     }
-    if (chunk.stage.length > 0) {
-      await store.stage(this.importId, chunk.stage);
-      this.staged += chunk.stage.length;
-    }
-    // cleared only once staged: after a refusal (a cancel) they still need their results
-    chunk.stage = [];
+    // the refused rows first, cleared only once written: a write that failed leaves them for
+    // endCancelled/endStream
     const { invalid } = chunk;
-    chunk.invalid = [];
     if (invalid.length > 0 && options.mode === 'sync') {
       // a key the file names, even in a record refused, is never one the file leaves out
       const named = invalid.filter((result) => result.key !== undefined && result.key !== '');
@@ -512,7 +524,24 @@ class Receiving {
         { refuseRepeats: false },
       );
     }
-    if (invalid.length > 0) await store.recordResults(this.importId, invalid);
+    if (invalid.length > 0) {
+      const { info } = await store.recordResults(this.importId, invalid);
+      chunk.invalid = [];
+      // a streamed import whose refused rows pass a count limit stops before the chunk's valid
+      // rows are staged: they, and every row after them, are not sent
+      const tooMany =
+        options.stream === true &&
+        failureLimitReason(options.maxFailures, info.counts.failed, knownTotal(info));
+      if (tooMany) {
+        await store.transition(this.importId, ['receiving', 'paused'], 'failed', tooMany);
+      }
+    }
+    if (chunk.stage.length > 0) {
+      await store.stage(this.importId, chunk.stage);
+      this.staged += chunk.stage.length;
+    }
+    // cleared only once staged: after a refusal (a cancel) they still need their results
+    chunk.stage = [];
     // the chunk's records are all in Redis: those that fill jobs go
     if (options.stream === true) await this.queueStream();
   }
@@ -551,11 +580,16 @@ class Receiving {
     // a percentage of failures is checked once the total is known: past it, what was not
     // queued is not sent
     const tooMany = failureLimitReason(this.options.maxFailures, info.counts.failed, info.total);
-    if (tooMany && (await store.transition(this.importId, ACTIVE, 'failed', tooMany))) {
-      const why = { errorCode: 'PORTER_FAILURE_LIMIT', error: `not sent: ${tooMany}` };
-      await store.recordUnprocessed(this.importId, why, await store.queuedUpTo(this.importId));
-    }
+    if (tooMany) await store.transition(this.importId, ACTIVE, 'failed', tooMany);
     await whenRoom(this.deps, this.importId, () => this.queueStream());
+    const after = await store.get(this.importId);
+    // ended before its last batches were queued (cancelled, a limit passed, its target refused):
+    // the rows no queued batch answers for are reported now, or it would never settle
+    if (after && FINAL_IMPORT_STATES.has(after.state) && !after.settled) {
+      await whenRoom(this.deps, this.importId, () =>
+        store.recordUnprocessed(this.importId, endedWhy(after)),
+      );
+    }
     return (await store.get(this.importId)) ?? info;
   }
 
@@ -577,12 +611,12 @@ class Receiving {
         ? `the import ended ${ended.state}${ended.reason ? ` (${ended.reason})` : ''}`
         : `the upload broke off after row ${this.total}: ${error instanceof Error ? error.message : String(error)}`;
     const queued = await whenRoom(this.deps, importId, () => store.markBroken(importId, reason));
-    // the jobs the producer claimed go to the queue, or their rows would never end
-    await whenRoom(this.deps, importId, () => this.addClaimed());
-    const why = {
-      errorCode: ended?.state === 'cancelled' ? 'PORTER_CANCELLED' : 'PORTER_UPLOAD_ABORTED',
-      error: `not sent: ${reason}`,
-    };
+    // the jobs the producer claimed go to the queue, or their rows would never end: a part of
+    // them may be queued already, so they are not reported instead
+    await this.addClaimedPersistently();
+    const why = ended
+      ? endedWhy(ended)
+      : { errorCode: 'PORTER_UPLOAD_ABORTED', error: `not sent: ${reason}` };
     await whenRoom(this.deps, importId, async () => {
       await this.recordInHand(why);
       await store.recordUnprocessed(importId, why, queued);
@@ -599,16 +633,37 @@ class Receiving {
         cause: error,
       });
     }
+    // a refusal of the upload keeps its code (too large, a field after the file part …)
+    if (error instanceof PorterError) {
+      return new PorterError(error.code, `${error.message}; import ${importId}: ${sent}`, {
+        cause: error,
+        details: error.details,
+      });
+    }
     return new PorterError('PORTER_UPLOAD_ABORTED', `import ${importId}: ${reason}; ${sent}`, {
       cause: error,
     });
   }
 
+  /**
+   * Adds the producer's last claim, trying again while the queue fails (up to about half a
+   * minute): its rows have no other way to a result.
+   */
+  private async addClaimedPersistently(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await whenRoom(this.deps, this.importId, () => this.addClaimed());
+        return;
+      } catch (error) {
+        if (attempt >= ADD_CLAIMED_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
   /** Results for the records read but not in Redis yet: their own, or `unprocessed` with `why`. */
   private async recordInHand(why: { errorCode: string; error: string }): Promise<void> {
     const chunks = this.writing ? [this.writing.chunk, this.buffer] : [this.buffer];
-    this.writing = undefined;
-    this.buffer = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
     const unsent = chunks
       .flatMap((chunk) => chunk.stage)
       .map((record) => ({
@@ -621,6 +676,9 @@ class Receiving {
       }));
     const results = [...chunks.flatMap((chunk) => chunk.invalid), ...unsent];
     if (results.length > 0) await this.deps.store.recordResults(this.importId, results);
+    // cleared once written: a write Redis refused for want of memory is made again whole
+    this.writing = undefined;
+    this.buffer = { stage: [], invalid: [], alsoNamed: [], bytes: 0 };
   }
 
   /** After a cancel: every record read so far gets a result, and the import learns its total. */

@@ -375,10 +375,20 @@ export function createImportWorker(
           const { store } = options.deps;
           await endIfNothingSent(importId, error);
           // a sync learns its whole total when prepared: given up, it ends failed, or it would
-          // wait for that total forever
-          if ((await store.get(importId))?.options.mode === 'sync') {
+          // wait for that total forever; a streamed import (prepared as its upload starts) ends
+          // failed too: no batch of it could be queued
+          const given = (await store.get(importId))?.options;
+          if (given?.mode === 'sync') {
             const reason = `sync aborted, nothing written: ${describeError(error)}`;
             await store.transition(importId, ['queued', 'running', 'paused'], 'failed', reason);
+          } else if (given?.stream === true) {
+            const reason = `not prepared: ${describeError(error)}`;
+            await store.transition(
+              importId,
+              ['receiving', 'queued', 'running', 'paused'],
+              'failed',
+              reason,
+            );
           }
           await store.recordUnprocessed(importId, abandonedReason(error));
         },

@@ -194,10 +194,11 @@ return 1
  * import ended already), -1 missing.
  */
 const FAIL_UNSENT = `
-local m = redis.call('HMGET', KEYS[1], 'id', 'state')
+local m = redis.call('HMGET', KEYS[1], 'id', 'state', 'stream')
 local id, state = m[1], m[2]
 if not state then return -1 end
-if not ACTIVE[state] then return 0 end
+-- a streamed import's batches go while it is receiving
+if not ACTIVE[state] and not (state == 'receiving' and m[3] == '1') then return 0 end
 if redis.call('BITCOUNT', KEYS[6]) > 0 or redis.call('SCARD', KEYS[7]) > 0 then return 0 end
 if (tonumber(redis.call('HGET', KEYS[2], 'succeeded')) or 0) > 0 then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', ARGV[4], 'reasonCode', ARGV[5],
@@ -322,10 +323,12 @@ return 1
 
 /**
  * A streamed import's batches, claimed by whoever queues them (the producer as its upload comes
- * in, the preparation once it is done). ARGV: ttl, now, channel, records per batch job. Nothing
- * is claimed before the import is prepared (its lookup is set), once it ended, or once its upload
- * broke off; else the staged records past queuedUpTo that fill whole jobs (all of them once the
- * upload is whole) are; see streamBoundary. Returns {from, to}: the records [from, to) whose jobs the caller queues.
+ * in, the preparation once it is done). ARGV: ttl, now, channel, then the jobs' sizes: small,
+ * the records cut into small jobs, large (streamJobs). Nothing is claimed before the import is
+ * prepared (its lookup is set), once it ended, or once its upload broke off; else the staged
+ * records past queuedUpTo that fill whole jobs (all of them once the upload is whole) are, as
+ * streamBoundary cuts them. Returns {from, to}: the records [from, to) whose jobs the caller
+ * queues.
  */
 const CLAIM_STREAM = `
 local m = redis.call('HMGET', KEYS[1], 'state', 'lookup', 'staged', 'total', 'queuedUpTo',

@@ -254,7 +254,6 @@ export class ImportStore {
     }
   }
 
-  /** Records how the import looks records up (decided before its first batch). */
   /**
    * A streamed import's staged records [from, to) whose batch jobs the caller now queues: none
    * before it is prepared, once it ended or once its upload broke off (see CLAIM_STREAM).
@@ -278,21 +277,30 @@ export class ImportStore {
     return Number((await this.redis.hget(this.keys(importId).meta, 'queuedUpTo')) ?? 0);
   }
 
+  /** The first staged record no batch job answers for: 0, or after a stream's queued jobs. */
+  private async unqueuedFrom(importId: string): Promise<number> {
+    const [stream, queued] = await this.redis.hmget(
+      this.keys(importId).meta,
+      'stream',
+      'queuedUpTo',
+    );
+    return stream === '1' ? Number(queued ?? 0) : 0;
+  }
+
   /**
    * A streamed upload broke off (`reason`): no batch is claimed from now on, and once the
    * batches queued before have ended the import ends failed with the reason. Returns the records
    * whose batches were queued: the staged ones after them are the caller's to report.
    */
   async markBroken(importId: string, reason: string): Promise<number> {
-    const meta = this.keys(importId).meta;
-    const [, queued] = (await this.redis
-      .multi()
-      .hset(meta, 'brokenUpload', reason)
-      .hget(meta, 'queuedUpTo')
-      .exec()) as [[null, number], [null, string | null]];
-    return Number(queued[1] ?? 0);
+    const keys = [this.keys(importId).meta];
+    if ((await runImportScript(this.redis, 'updateMeta', keys, ['brokenUpload', reason])) !== 1) {
+      throw importNotFound(importId);
+    }
+    return this.queuedUpTo(importId);
   }
 
+  /** Records how the import looks records up (decided before its first batch). */
   async setLookup(importId: string, lookup: LookupInfo): Promise<void> {
     const keys = [this.keys(importId).meta];
     if (
@@ -544,7 +552,10 @@ export class ImportStore {
       throw importStateConflict(importId, state, 'it was already received with another total');
     }
     const [meta, counts] = reply as [unknown, unknown];
-    return this.infoFrom(importId, meta, counts);
+    const info = this.infoFrom(importId, meta, counts);
+    // settled here (a streamed import whose rows all had results): its snapshot goes now
+    if (info.settled) await this.redis.unlink(...this.snapshotKeys(importId));
+    return info;
   }
 
   /**
@@ -595,7 +606,15 @@ export class ImportStore {
     args.push(...from);
     const reply = await runImportScript(this.redis, 'transition', keys, args);
     if (reply === -1) throw importNotFound(importId);
+    if (reply === 1 && FINAL_IMPORT_STATES.has(to)) await this.dropSnapshotIfSettled(importId);
     return reply === 1;
+  }
+
+  /** A settled import's snapshot goes (whichever write settled it): nothing reads it any more. */
+  private async dropSnapshotIfSettled(importId: string): Promise<void> {
+    if ((await this.redis.hget(this.keys(importId).meta, 'settled')) === '1') {
+      await this.redis.unlink(...this.snapshotKeys(importId));
+    }
   }
 
   /**
@@ -772,17 +791,18 @@ export class ImportStore {
 
   /**
    * Gives every staged record without a result an `unprocessed` result, e.g. after a cancel
-   * whose batch jobs were removed from the queue; `from` skips the staged records before it
-   * (those a streamed import queued already answer for themselves). Safe beside running
-   * workers. Returns how many.
+   * whose batch jobs were removed from the queue; `from` skips the staged records before it. By
+   * default a streamed import's queued batches are skipped: they answer for their rows
+   * themselves (a call of theirs may be under way), and an import that ended claims no more.
+   * Safe beside running workers. Returns how many.
    */
   async recordUnprocessed(
     importId: string,
     why: { errorCode: string; error: string },
-    from = 0,
+    from?: number,
   ): Promise<number> {
     let written = 0;
-    for (let start = from; ; start += RESULT_CHUNK) {
+    for (let start = from ?? (await this.unqueuedFrom(importId)); ; start += RESULT_CHUNK) {
       const staged = await this.readStaged(importId, start, RESULT_CHUNK);
       const missing = new Set(
         await this.missingRows(

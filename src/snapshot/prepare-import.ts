@@ -58,7 +58,13 @@ export async function prepareImport(
   } catch (error) {
     if (!isTargetRefusal(error)) throw error;
     // nothing of the import is read from or sent to another server than the one it names
-    await store.transition(importId, ['queued', 'running', 'paused'], 'failed', error.message);
+    // (a streamed import is prepared while it is receiving)
+    await store.transition(
+      importId,
+      ['receiving', 'queued', 'running', 'paused'],
+      'failed',
+      error.message,
+    );
     await store.recordUnprocessed(importId, {
       errorCode: error.code,
       error: `not sent: ${error.message}`,

@@ -16,6 +16,7 @@ import {
   streamJobCount,
   streamJobs,
 } from '../../src/queue/import-queue.js';
+import { snapshotKeys } from '../../src/snapshot/snapshot-keys.js';
 import { waitFor } from '../helpers/redis.js';
 import { csv, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 
@@ -126,6 +127,9 @@ describe('a streamed import', () => {
     }
     // nothing after the break was sent
     expect(created('broken.stream')).toBe(200);
+    // settled when the upload ended: its copy of the directory goes then
+    const snapshot = snapshotKeys(pipeline.context.store.prefix, upload.importId());
+    expect(await pipeline.context.redis.exists(snapshot.records, snapshot.lookalikes)).toBe(0);
   });
 
   it('a syntax error stops the rest: the rows before it in whole batches are sent', async () => {
@@ -136,9 +140,14 @@ describe('a streamed import', () => {
     // an unclosed quote: the CSV cannot be read past it
     upload.source.push('syntax.user151,"never closed\n');
     upload.source.push(null);
-    await expect(upload.pending).rejects.toMatchObject({ code: 'PORTER_UPLOAD_ABORTED' });
+    // the parser's refusal keeps its code, and says what was queued before it
+    await expect(upload.pending).rejects.toMatchObject({
+      code: 'PORTER_INPUT_UNREADABLE',
+      message: expect.stringMatching(/Cannot read the CSV upload.*100 records were queued/),
+    });
     const info = await pipeline.waitFinal(upload.importId());
     expect(info.state).toBe('failed');
+    expect(info.reason).toMatch(/the upload broke off after row 150: Cannot read the CSV upload/);
     expect(info.counts).toMatchObject({ succeeded: 100, unprocessed: 50 });
     expect(info.done).toBe(info.total);
     expect(created('syntax.user')).toBe(100);
@@ -203,6 +212,39 @@ describe('a streamed import', () => {
     // the refused claim's rows were sent once added; none twice
     expect(info.counts.succeeded).toBeGreaterThanOrEqual(100);
     expect(created('refused.queue')).toBe(info.counts.succeeded);
+  });
+
+  it('a cancel once every row is staged, then the upload ends whole: every row ends', async () => {
+    const upload = streamUpload();
+    upload.source.push('username\n');
+    pushRows(upload.source, 'whole.cancel', 1, 150);
+    await waitCreated('whole.cancel', 100);
+    await waitFor(async () =>
+      (await pipeline.context.store.stagedCount(upload.importId())) === 150 ? true : undefined,
+    );
+    await cancelImport(pipeline.context, upload.importId(), 'wrong file');
+    upload.source.push(null);
+    await upload.pending;
+    const info = await pipeline.waitFinal(upload.importId());
+    expect(info).toMatchObject({ state: 'cancelled', total: 150, done: 150 });
+    expect(info.counts).toMatchObject({ succeeded: 100, unprocessed: 50 });
+    expect(created('whole.cancel')).toBe(100);
+  });
+
+  it('rows refused at upload past --max-failures N stop it before anything is sent', async () => {
+    const upload = streamUpload({ maxFailures: '0' });
+    upload.source.push('username,email\n');
+    upload.source.push('limit.user0,not-an-email\n');
+    for (let row = 1; row <= 250; row++) upload.source.push(`limit.user${row},\n`);
+    upload.source.push(null);
+    await expect(upload.pending).rejects.toMatchObject({ code: 'PORTER_CONFLICT' });
+    const info = await pipeline.waitFinal(upload.importId());
+    expect(info).toMatchObject({ state: 'failed', total: 251, done: 251 });
+    expect(info.reason).toMatch(/1 records failed, more than --max-failures 0/);
+    expect(info.counts).toMatchObject({ failed: 1, unprocessed: 250, succeeded: 0 });
+    const results = await pipeline.results(upload.importId());
+    expect(results.slice(1).every((r) => r.errorCode === 'PORTER_FAILURE_LIMIT')).toBe(true);
+    expect(created('limit.user')).toBe(0);
   });
 
   it('a percentage of failures is checked once the upload is whole: the rows not queued are not sent', async () => {
@@ -334,5 +376,45 @@ describe('batch jobs of a streamed import', () => {
     await stage(207, 212).catch(() => undefined);
     expect(await store.claimStream(info.id, jobs)).toEqual({ from: 204, to: 204 });
     await store.cancel(info.id);
+  });
+});
+
+describe('a streamed import whose target refuses porter', () => {
+  let refused: Pipeline;
+  beforeAll(async () => {
+    refused = await startPipeline({
+      sandbox: { apiKey: 'right' },
+      env: { ADMIN_API_KEY: 'wrong', PORTER_JOB_ATTEMPTS: '1' },
+    });
+  });
+  afterAll(async () => {
+    await refused?.close();
+  });
+
+  it('ends failed with nothing sent, and every row read has its result', async () => {
+    let importId: string | undefined;
+    const source = new Readable({ read() {} });
+    const pending = startImport(
+      refused.context,
+      { options: OPTIONS, source, fileName: 'feed.csv' },
+      (info) => (importId = info.id),
+    );
+    pending.catch(() => {});
+    source.push('username\n');
+    pushRows(source, 'refused.user', 1, 50);
+    // its preparation is given up: the import ends while its upload is read
+    await waitFor(async () => {
+      const info = importId === undefined ? undefined : await refused.context.store.get(importId);
+      return info?.state === 'failed' ? true : undefined;
+    });
+    pushRows(source, 'refused.user', 51, 150);
+    source.push(null);
+    await pending.catch(() => undefined);
+    const info = await refused.waitFinal(importId!);
+    expect(info).toMatchObject({ state: 'failed', total: 150, done: 150 });
+    expect(info.counts.unprocessed).toBe(150);
+    expect(refused.sandbox.store.users().some((u) => u.username?.startsWith('refused.'))).toBe(
+      false,
+    );
   });
 });

@@ -45,7 +45,7 @@ function row(info: ImportInfo): string[] {
     info.startedBy ?? '-',
     info.options.resource,
     mode,
-    `${info.done}/${info.state === 'receiving' ? '?' : info.total}`,
+    `${info.done}/${info.receivedAt === undefined ? '?' : info.total}`,
     String(plansOnly(info) ? planned : succeeded),
     String(failed),
     String(skipped),
