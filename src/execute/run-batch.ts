@@ -79,6 +79,8 @@ export interface BatchStore {
     to: ImportState,
     reason?: string,
   ): Promise<boolean>;
+  /** Records when the first batch started, unless known (a streamed import, while receiving). */
+  noteStarted(importId: string): Promise<void>;
   /** queued/running → paused, unless the import was resumed at or after `decidedAt`. */
   pause(importId: string, reason: string, decidedAt: number): Promise<boolean>;
   recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
@@ -269,6 +271,9 @@ export async function runBatch(
   }
   if (!probe && decision === undefined && info.state === 'queued') {
     await store.transition(ref.importId, ['queued'], 'running');
+  } else if (decision === undefined && info.state === 'receiving') {
+    // a streamed import's first batch: it is still receiving, and it started now
+    await store.noteStarted(ref.importId);
   }
 
   const onCallOutcome = async (

@@ -272,6 +272,11 @@ export class ImportStore {
     return { from: Number(reply[0]), to: Number(reply[1]) };
   }
 
+  /** When an import's first batch started, unless known (a streamed one's, while receiving). */
+  async noteStarted(importId: string): Promise<void> {
+    await this.redis.hsetnx(this.keys(importId).meta, 'startedAt', new Date().toISOString());
+  }
+
   /** A streamed import's records whose batches were queued (see claimStream). */
   async queuedUpTo(importId: string): Promise<number> {
     return Number((await this.redis.hget(this.keys(importId).meta, 'queuedUpTo')) ?? 0);

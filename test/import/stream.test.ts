@@ -89,6 +89,8 @@ describe('a streamed import', () => {
     await waitCreated('flow.user', 200);
     const midway = await pipeline.context.store.get(upload.importId());
     expect(midway?.state).toBe('receiving');
+    // its batches started: its rate counts from then
+    expect((await pipeline.context.store.progress(upload.importId())).startedAt).toBeDefined();
     expect(created('flow.user')).toBe(200);
     pushRows(upload.source, 'flow.user', 251, 320);
     upload.source.push(null);
