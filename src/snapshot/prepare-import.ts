@@ -7,19 +7,18 @@
 import { AdminError } from '../admin/errors.js';
 import type { BatchRef, BoundTarget } from '../execute/run-batch.js';
 import { isTargetRefusal } from '../targets/job-target.js';
-import { withReadRetry } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
 import { FINAL_IMPORT_STATES } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import { prepareSync } from '../sync/prepare-sync.js';
-import { buildSnapshots, scanLookalikes, type SnapshotParticipant } from './build-snapshot.js';
-import type { ReadRunner } from './shared-reads.js';
+import type { SnapshotParticipant } from './build-snapshot.js';
 import { PorterError } from '../errors/porter-error.js';
 import type { PrepareDeps, UnboundPrepareDeps } from './prepare-deps.js';
 import { checksLookalikes, chooseLookup, type LookupInfo } from './lookup-mode.js';
 import { directorySizeKey, snapshotKeys } from './snapshot-keys.js';
 import { lookalikeReadFailed, snapshotAttempts } from './lookalike-read.js';
+import { readSnapshot, scanServerKeys } from './snapshot-read.js';
 import { prepareStream } from './prepare-stream.js';
 
 export { LookalikeReadError } from './lookalike-read.js';
@@ -115,23 +114,7 @@ export async function prepareImport(
         needs: { groupIndex: resource !== 'groups', userIndex },
         ttlSeconds: store.ttlSeconds,
       };
-      const run: ReadRunner = (participants, signal) =>
-        withReadRetry(
-          () => buildSnapshots({ redis, client: deps.client, resource, signal }, participants),
-          // the snapshot only saves reads: a server that keeps refusing it is read record by
-          // record sooner rather than after every attempt a write would get
-          { ...deps.retry, maxAttempts: snapshotAttempts(deps.retry) },
-          { signal },
-        );
-      // imports of this target and resource prepared at the same time share one read
-      const summary = deps.snapshotReads
-        ? await deps.snapshotReads.read(
-            `${deps.target}\0${resource}`,
-            participant,
-            run,
-            deps.signal,
-          )
-        : (await run([participant], deps.signal ?? new AbortController().signal))[0]!;
+      const summary = await readSnapshot(deps, resource, participant);
       lookup = { ...lookup, ...summary };
       await redis.set(sizeKey, summary.records, 'EX', DIRECTORY_SIZE_TTL_SECONDS);
     } catch (error) {
@@ -151,23 +134,12 @@ export async function prepareImport(
     }
   }
   if (lookup.mode === 'each' && lookalikes && staged > 0) {
-    const records = await withReadRetry(
-      () =>
-        scanLookalikes({
-          redis,
-          client: deps.client,
-          resource: resource as 'users' | 'groups',
-          uploadLookalikes: store.uploadLookalikesKey(importId),
-          lookalikes: snapshotKeys(store.prefix, importId).lookalikes,
-          ttlSeconds: store.ttlSeconds,
-          signal: deps.signal,
-        }),
-      { ...deps.retry, maxAttempts: snapshotAttempts(deps.retry) },
-      { signal: deps.signal },
-    ).catch((error: unknown) => {
-      if (deps.signal?.aborted) throw error;
-      throw lookalikeReadFailed(resource, snapshotAttempts(deps.retry), error);
-    });
+    const records = await scanServerKeys(
+      deps,
+      importId,
+      resource as 'users' | 'groups',
+      store.uploadLookalikesKey(importId),
+    );
     lookup = {
       ...lookup,
       why: `${lookup.why}; look-alikes compared with ${records} keys on the server`,

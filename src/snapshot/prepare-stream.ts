@@ -7,15 +7,14 @@
  */
 import { AdminError } from '../admin/errors.js';
 import type { BatchRef } from '../execute/run-batch.js';
-import { withReadRetry } from '../execute/retry-policy.js';
 import { recordErrorMessage } from '../execute/record-error.js';
 import type { ImportInfo, LookupInfo } from '../model/import.js';
 import { streamBatchRefs, streamJobs } from '../queue/import-queue.js';
-import { buildSnapshots, scanLookalikes, type SnapshotParticipant } from './build-snapshot.js';
+import type { SnapshotParticipant } from './build-snapshot.js';
 import { lookalikeReadFailed, snapshotAttempts } from './lookalike-read.js';
 import { checksLookalikes } from './lookup-mode.js';
 import type { PrepareDeps } from './prepare-deps.js';
-import type { ReadRunner } from './shared-reads.js';
+import { readSnapshot, scanServerKeys } from './snapshot-read.js';
 import { snapshotKeys } from './snapshot-keys.js';
 
 /** Prepares a streamed import; returns the batches it queues (those staged so far). */
@@ -43,12 +42,11 @@ async function readDirectory(
   info: ImportInfo,
   deps: PrepareDeps,
 ): Promise<LookupInfo> {
-  const { store, redis } = deps;
+  const { store } = deps;
   const { resource } = info.options;
   const requested = info.options.lookup ?? 'auto';
   const lookalikes = checksLookalikes(info.options);
   const keys = snapshotKeys(store.prefix, importId);
-  const retry = { ...deps.retry, maxAttempts: snapshotAttempts(deps.retry) };
   if (requested !== 'each') {
     const participant: SnapshotParticipant = {
       keys,
@@ -58,21 +56,8 @@ async function readDirectory(
       ttlSeconds: store.ttlSeconds,
       whole: { lookalikes },
     };
-    const run: ReadRunner = (participants, signal) =>
-      withReadRetry(
-        () => buildSnapshots({ redis, client: deps.client, resource, signal }, participants),
-        retry,
-        { signal },
-      );
     try {
-      const summary = deps.snapshotReads
-        ? await deps.snapshotReads.read(
-            `${deps.target}\0${resource}`,
-            participant,
-            run,
-            deps.signal,
-          )
-        : (await run([participant], deps.signal ?? new AbortController().signal))[0]!;
+      const summary = await readSnapshot(deps, resource, participant);
       const why =
         requested === 'snapshot'
           ? 'asked for'
@@ -80,28 +65,13 @@ async function readDirectory(
       return { mode: 'snapshot', requested, why, ...summary };
     } catch (error) {
       if (deps.signal?.aborted) throw error;
-      if (lookalikes) throw lookalikeReadFailed(resource, retry.maxAttempts, error);
+      if (lookalikes) throw lookalikeReadFailed(resource, snapshotAttempts(deps.retry), error);
       const reason = error instanceof AdminError ? recordErrorMessage(error) : String(error);
       return { mode: 'each', requested, why: `bulk read failed (${reason}); one read per record` };
     }
   }
   const lookup: LookupInfo = { mode: 'each', requested, why: 'asked for' };
   if (!lookalikes) return lookup;
-  const records = await withReadRetry(
-    () =>
-      scanLookalikes({
-        redis,
-        client: deps.client,
-        resource: resource as 'users' | 'groups',
-        lookalikes: keys.lookalikes,
-        ttlSeconds: store.ttlSeconds,
-        signal: deps.signal,
-      }),
-    retry,
-    { signal: deps.signal },
-  ).catch((error: unknown) => {
-    if (deps.signal?.aborted) throw error;
-    throw lookalikeReadFailed(resource, retry.maxAttempts, error);
-  });
+  const records = await scanServerKeys(deps, importId, resource as 'users' | 'groups', undefined);
   return { ...lookup, why: `asked for; look-alikes compared with ${records} keys on the server` };
 }
