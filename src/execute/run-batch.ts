@@ -23,6 +23,7 @@ import { executeOps, type ExecuteStats, type StopDecision } from './execute-batc
 import type { RetryPolicy } from './retry-policy.js';
 import { BULK_SETTLE_FROM } from './settle-reads.js';
 import { failureLimitReason, knownTotal } from './failure-limit.js';
+import { abandonBatch } from './abandon-batch.js';
 import {
   AdminError,
   classifyFailure,
@@ -199,10 +200,11 @@ export async function runBatch(
     const reason = error.message;
     await store.transition(ref.importId, BATCH_STATES, 'failed', reason);
     report.stoppedImport = { reason, code: error.code };
-    await store.recordUnprocessed(ref.importId, {
-      errorCode: error.code,
-      error: `not sent: ${reason}`,
-    });
+    const why = { errorCode: error.code, error: `not sent: ${reason}` };
+    // this batch's rows (a streamed import's queued batches answer for their own rows, so
+    // recordUnprocessed leaves them out), then every row no batch answers for
+    await abandonBatch(ref, why, given);
+    await store.recordUnprocessed(ref.importId, why);
     return report;
   }
   // the state read with the staged records decides: one round trip fewer per batch

@@ -71,6 +71,11 @@ export interface SubmitImportDeps {
   enqueuePrepare: (importId: string) => Promise<void>;
   /** Queues batch jobs: a streamed import's, as their records come in (needed for one). */
   enqueueBatches?: (refs: Iterable<BatchRef>) => Promise<unknown>;
+  /**
+   * How a streamed import's claimed jobs are added again while the queue fails when its upload
+   * ends: tries, and the first wait (doubling, at most 5 s). @defaultValue 10 tries from 200 ms
+   */
+  queueRetry?: { attempts: number; firstWaitMs: number };
   /** Called as soon as the import has an id, before the upload is read. */
   onCreated?: (info: ImportInfo) => void;
   /** Largest record in bytes (PORTER_MAX_RECORD_BYTES). @defaultValue 1 MiB */
@@ -264,8 +269,14 @@ async function receiveAndQueue(
 
 const ACTIVE: ImportState[] = ['queued', 'running', 'paused'];
 
-/** Tries at adding a streamed import's claimed jobs when its upload ends before giving up. */
-const ADD_CLAIMED_ATTEMPTS = 8;
+/** Tries at adding a streamed import's claimed jobs when its upload ends (about 26 s). */
+const QUEUE_RETRY = { attempts: 10, firstWaitMs: 200 };
+
+/** Why a streamed import's rows whose jobs the queue never took were not sent. */
+const QUEUE_AWAY = {
+  errorCode: 'PORTER_UPLOAD_ABORTED',
+  error: 'not sent: the queue did not take its batch (Redis refused the jobs for half a minute)',
+};
 
 /** Why the rows of a streamed import that ended were not sent, as its state tells. */
 function endedWhy(info: ImportInfo): { errorCode: string; error: string } {
@@ -581,11 +592,30 @@ class Receiving {
     // queued is not sent
     const tooMany = failureLimitReason(this.options.maxFailures, info.counts.failed, info.total);
     if (tooMany) await store.transition(this.importId, ACTIVE, 'failed', tooMany);
-    await whenRoom(this.deps, this.importId, () => this.queueStream());
+    const { batchSize } = this.options;
+    // a claim not added yet first, then the rest (once the total is known, all of it)
+    let unqueued = await this.addClaimedPersistently();
+    if (unqueued === undefined) {
+      this.claimed = await whenRoom(this.deps, this.importId, () =>
+        store.claimStream(this.importId, streamJobs(batchSize)),
+      );
+      unqueued = await this.addClaimedPersistently();
+    }
     const after = await store.get(this.importId);
-    // ended before its last batches were queued (cancelled, a limit passed, its target refused):
-    // the rows no queued batch answers for are reported now, or it would never settle
-    if (after && FINAL_IMPORT_STATES.has(after.state) && !after.settled) {
+    if (unqueued !== undefined) {
+      // the queue stayed away: nothing more is claimed, and the rows of the jobs it never took,
+      // and those claimed by no one, are reported
+      const upTo = unqueued.to;
+      const claimedUpTo = await whenRoom(this.deps, this.importId, () =>
+        store.markBroken(this.importId, QUEUE_AWAY.error.replace(/^not sent: /, '')),
+      );
+      await whenRoom(this.deps, this.importId, async () => {
+        await store.recordUnprocessed(this.importId, QUEUE_AWAY, unqueued.from, upTo);
+        await store.recordUnprocessed(this.importId, QUEUE_AWAY, claimedUpTo);
+      });
+    } else if (after && FINAL_IMPORT_STATES.has(after.state) && !after.settled) {
+      // ended before its last batches were queued (cancelled, a limit passed, its target
+      // refused): the rows no queued batch answers for are reported now, or it would never settle
       await whenRoom(this.deps, this.importId, () =>
         store.recordUnprocessed(this.importId, endedWhy(after)),
       );
@@ -610,16 +640,20 @@ class Receiving {
       : ended
         ? `the import ended ${ended.state}${ended.reason ? ` (${ended.reason})` : ''}`
         : `the upload broke off after row ${this.total}: ${error instanceof Error ? error.message : String(error)}`;
-    const queued = await whenRoom(this.deps, importId, () => store.markBroken(importId, reason));
-    // the jobs the producer claimed go to the queue, or their rows would never end: a part of
-    // them may be queued already, so they are not reported instead
-    await this.addClaimedPersistently();
+    const claimedUpTo = await whenRoom(this.deps, importId, () =>
+      store.markBroken(importId, reason),
+    );
+    // the jobs the producer claimed go to the queue, or their rows would never end; those of
+    // jobs the queue never took are reported with the rest (no one claims after them now)
+    const unqueued = await this.addClaimedPersistently();
+    const queued = claimedUpTo - (unqueued ? unqueued.to - unqueued.from : 0);
     const why = ended
       ? endedWhy(ended)
       : { errorCode: 'PORTER_UPLOAD_ABORTED', error: `not sent: ${reason}` };
     await whenRoom(this.deps, importId, async () => {
       await this.recordInHand(why);
-      await store.recordUnprocessed(importId, why, queued);
+      if (unqueued) await store.recordUnprocessed(importId, QUEUE_AWAY, unqueued.from, unqueued.to);
+      await store.recordUnprocessed(importId, why, claimedUpTo);
       await store.markReceived(importId, {
         total: this.total,
         batches: streamJobCount(queued, this.options.batchSize),
@@ -646,17 +680,25 @@ class Receiving {
   }
 
   /**
-   * Adds the producer's last claim, trying again while the queue fails (up to about half a
-   * minute): its rows have no other way to a result.
+   * Adds the producer's last claim, trying again while the queue fails (about half a minute):
+   * its rows have no other way to a result. Returns undefined once added, or, when the queue
+   * stayed away, the claim's records: the caller reports them (a job of them the queue took
+   * after all finds its rows answered and sends nothing).
    */
-  private async addClaimedPersistently(): Promise<void> {
+  private async addClaimedPersistently(): Promise<{ from: number; to: number } | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         await whenRoom(this.deps, this.importId, () => this.addClaimed());
-        return;
-      } catch (error) {
-        if (attempt >= ADD_CLAIMED_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 100 * 2 ** attempt)));
+        return undefined;
+      } catch {
+        const retry = this.deps.queueRetry ?? QUEUE_RETRY;
+        if (attempt >= retry.attempts) {
+          const claimed = this.claimed!;
+          this.claimed = undefined;
+          return claimed;
+        }
+        const wait = Math.min(5_000, retry.firstWaitMs * 2 ** (attempt - 1));
+        await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
   }

@@ -798,17 +798,19 @@ export class ImportStore {
    * Gives every staged record without a result an `unprocessed` result, e.g. after a cancel
    * whose batch jobs were removed from the queue; `from` skips the staged records before it. By
    * default a streamed import's queued batches are skipped: they answer for their rows
-   * themselves (a call of theirs may be under way), and an import that ended claims no more.
+   * themselves (a call of theirs may be under way), and an import that ended claims no more;
+   * `to` stops before that staged record.
    * Safe beside running workers. Returns how many.
    */
   async recordUnprocessed(
     importId: string,
     why: { errorCode: string; error: string },
     from?: number,
+    to = Number.MAX_SAFE_INTEGER,
   ): Promise<number> {
     let written = 0;
     for (let start = from ?? (await this.unqueuedFrom(importId)); ; start += RESULT_CHUNK) {
-      const staged = await this.readStaged(importId, start, RESULT_CHUNK);
+      const staged = await this.readStaged(importId, start, Math.min(RESULT_CHUNK, to - start));
       const missing = new Set(
         await this.missingRows(
           importId,
@@ -827,7 +829,7 @@ export class ImportStore {
           ...(item.serverOnly ? { serverOnly: true } : {}),
         }));
       if (results.length > 0) written += (await this.recordResults(importId, results)).written;
-      if (staged.length < RESULT_CHUNK) return written;
+      if (staged.length < RESULT_CHUNK || start + RESULT_CHUNK >= to) return written;
     }
   }
 

@@ -216,10 +216,43 @@ describe('a streamed import', () => {
     expect(created('refused.queue')).toBe(info.counts.succeeded);
   });
 
+  it('a queue that stays away: the rows of the jobs it never took are reported, none sent', async () => {
+    const { context } = pipeline;
+    let importId: string | undefined;
+    const source = new Readable({ read() {} });
+    const pending = submitImport(
+      { options: OPTIONS, source, fileName: 'feed.csv' },
+      {
+        store: context.store,
+        keys: context.uploadKeys,
+        enqueuePrepare: (id) => context.enqueuePrepare(id),
+        enqueueBatches: () => Promise.reject(new Error('the queue is away')),
+        queueRetry: { attempts: 2, firstWaitMs: 1 },
+        onCreated: (info) => (importId = info.id),
+      },
+    );
+    pending.catch(() => {});
+    source.push('username\n');
+    await waitFor(async () => {
+      const info = importId === undefined ? undefined : await context.store.get(importId);
+      return info?.lookup;
+    });
+    pushRows(source, 'away.queue', 1, 250);
+    source.push(null);
+    await expect(pending).rejects.toMatchObject({ code: 'PORTER_UPLOAD_ABORTED' });
+    const info = await pipeline.waitFinal(importId!);
+    expect(info).toMatchObject({ state: 'failed', total: 250, done: 250 });
+    expect(info.counts.unprocessed).toBe(250);
+    const results = await pipeline.results(importId!);
+    expect(results.some((r) => /the queue did not take its batch/.test(r.error ?? ''))).toBe(true);
+    expect(created('away.queue')).toBe(0);
+  });
+
   it('a cancel once every row is staged, then the upload ends whole: every row ends', async () => {
     const upload = streamUpload();
-    upload.source.push('username\n');
-    pushRows(upload.source, 'whole.cancel', 1, 150);
+    // in one piece: its 150 rows are staged at once, and one job's worth is claimed
+    const rows = Array.from({ length: 150 }, (_, at) => `whole.cancel${at + 1}\n`).join('');
+    upload.source.push(`username\n${rows}`);
     await waitCreated('whole.cancel', 100);
     await waitFor(async () =>
       (await pipeline.context.store.stagedCount(upload.importId())) === 150 ? true : undefined,
