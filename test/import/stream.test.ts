@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelImport, startImport } from '../../src/app/imports.js';
 import { submitImport } from '../../src/imports/submit-import.js';
 import type { ImportInfo, ImportOptions } from '../../src/model/import.js';
+import type { BatchRef } from '../../src/execute/run-batch.js';
 import { parseImportFields } from '../../src/http/import-request.js';
 import {
   importBatchRefs,
@@ -178,9 +179,16 @@ describe('a streamed import', () => {
     expect(created('cancel.stream')).toBe(100);
   });
 
-  it('a claim whose jobs the queue refused is added when the upload ends: every row ends', async () => {
+  /**
+   * Submits 250 rows through a queue the test stands in for; they are read once the import is
+   * prepared, so the producer, not the preparation, claims their jobs.
+   */
+  async function throughQueue(
+    prefix: string,
+    enqueueBatches: (refs: Iterable<BatchRef>) => Promise<unknown>,
+    queueRetry?: { attempts: number; firstWaitMs: number },
+  ): Promise<{ pending: Promise<ImportInfo>; importId: string }> {
     const { context } = pipeline;
-    let refused = 0;
     let importId: string | undefined;
     const source = new Readable({ read() {} });
     const pending = submitImport(
@@ -189,10 +197,8 @@ describe('a streamed import', () => {
         store: context.store,
         keys: context.uploadKeys,
         enqueuePrepare: (id) => context.enqueuePrepare(id),
-        enqueueBatches: async (refs) => {
-          if (refused++ === 0) throw new Error('the queue is away');
-          return context.enqueueBatches(refs);
-        },
+        enqueueBatches,
+        queueRetry,
         onCreated: (info) => (importId = info.id),
       },
     );
@@ -202,13 +208,22 @@ describe('a streamed import', () => {
       const info = importId === undefined ? undefined : await context.store.get(importId);
       return info?.lookup;
     });
-    pushRows(source, 'refused.queue', 1, 250);
+    pushRows(source, prefix, 1, 250);
     source.push(null);
+    return { pending, importId: importId! };
+  }
+
+  it('a claim whose jobs the queue refused is added when the upload ends: every row ends', async () => {
+    let refused = 0;
+    const { pending, importId } = await throughQueue('refused.queue', async (refs) => {
+      if (refused++ === 0) throw new Error('the queue is away');
+      return pipeline.context.enqueueBatches(refs);
+    });
     await expect(pending).rejects.toMatchObject({
       code: 'PORTER_UPLOAD_ABORTED',
       message: expect.stringContaining('the queue is away'),
     });
-    const info = await pipeline.waitFinal(importId!);
+    const info = await pipeline.waitFinal(importId);
     expect(info.state).toBe('failed');
     expect(info.done).toBe(info.total);
     // the refused claim's rows were sent once added; none twice
@@ -217,33 +232,16 @@ describe('a streamed import', () => {
   });
 
   it('a queue that stays away: the rows of the jobs it never took are reported, none sent', async () => {
-    const { context } = pipeline;
-    let importId: string | undefined;
-    const source = new Readable({ read() {} });
-    const pending = submitImport(
-      { options: OPTIONS, source, fileName: 'feed.csv' },
-      {
-        store: context.store,
-        keys: context.uploadKeys,
-        enqueuePrepare: (id) => context.enqueuePrepare(id),
-        enqueueBatches: () => Promise.reject(new Error('the queue is away')),
-        queueRetry: { attempts: 2, firstWaitMs: 1 },
-        onCreated: (info) => (importId = info.id),
-      },
+    const { pending, importId } = await throughQueue(
+      'away.queue',
+      () => Promise.reject(new Error('the queue is away')),
+      { attempts: 2, firstWaitMs: 1 },
     );
-    pending.catch(() => {});
-    source.push('username\n');
-    await waitFor(async () => {
-      const info = importId === undefined ? undefined : await context.store.get(importId);
-      return info?.lookup;
-    });
-    pushRows(source, 'away.queue', 1, 250);
-    source.push(null);
     await expect(pending).rejects.toMatchObject({ code: 'PORTER_UPLOAD_ABORTED' });
-    const info = await pipeline.waitFinal(importId!);
+    const info = await pipeline.waitFinal(importId);
     expect(info).toMatchObject({ state: 'failed', total: 250, done: 250 });
     expect(info.counts.unprocessed).toBe(250);
-    const results = await pipeline.results(importId!);
+    const results = await pipeline.results(importId);
     expect(results.some((r) => /the queue did not take its batch/.test(r.error ?? ''))).toBe(true);
     expect(created('away.queue')).toBe(0);
   });
