@@ -109,7 +109,14 @@ describe('events of tokens, exports and plans', () => {
       ids: { importId: held.id, applicationId: application.id },
     });
 
-    const audit = await securityOf(pipeline.context).audit.read({ action: 'notify.' });
+    // the application's own event is audited once it has ended: waited for, not assumed
+    const audit = await waitFor(
+      async () => {
+        const read = await securityOf(pipeline.context).audit.read({ action: 'notify.' });
+        return read.length >= 7 ? read : undefined;
+      },
+      { what: 'seven audited events' },
+    );
     expect(audit.map((event) => event.action).sort()).toEqual(
       [
         'notify.export.finished',
