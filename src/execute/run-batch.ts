@@ -23,7 +23,6 @@ import { executeOps, type ExecuteStats, type StopDecision } from './execute-batc
 import type { RetryPolicy } from './retry-policy.js';
 import { BULK_SETTLE_FROM } from './settle-reads.js';
 import { failureLimitReason, knownTotal } from './failure-limit.js';
-import { abandonBatch } from './abandon-batch.js';
 import {
   AdminError,
   classifyFailure,
@@ -84,7 +83,13 @@ export interface BatchStore {
   noteStarted(importId: string): Promise<void>;
   /** queued/running → paused, unless the import was resumed at or after `decidedAt`. */
   pause(importId: string, reason: string, decidedAt: number): Promise<boolean>;
-  recordUnprocessed(importId: string, why: { errorCode: string; error: string }): Promise<number>;
+  /** `unprocessed` for the staged records [from, to) without a result (see ImportStore). */
+  recordUnprocessed(
+    importId: string,
+    why: { errorCode: string; error: string },
+    from?: number,
+    to?: number,
+  ): Promise<number>;
   /** Active, nothing ever sent and nothing succeeded → failed with the reason and its code. */
   failUnsent(importId: string, reason: string, code: ErrorCode): Promise<boolean>;
   /** The state and its reason alone (asked before every call). */
@@ -203,7 +208,7 @@ export async function runBatch(
     const why = { errorCode: error.code, error: `not sent: ${reason}` };
     // this batch's rows (a streamed import's queued batches answer for their own rows, so
     // recordUnprocessed leaves them out), then every row no batch answers for
-    await abandonBatch(ref, why, given);
+    await store.recordUnprocessed(ref.importId, why, ref.start, ref.start + ref.count);
     await store.recordUnprocessed(ref.importId, why);
     return report;
   }
