@@ -22,6 +22,8 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const BUILDS = join(ROOT, '.porter', 'build');
 const SOURCES = join(ROOT, 'src');
 const STALE_MS = 24 * 3600 * 1000;
+/** LOG_LEVEL values under which stack traces name places in src/ (source maps), not the bundle's. */
+const SOURCE_MAP_LEVELS = new Set(['debug', 'trace']);
 
 /** Packages bundled with the sources when porter's sources import them, and all they import. */
 const BUNDLED = new Set([
@@ -142,6 +144,8 @@ export async function bundled(entry) {
     }
     if (!existsSync(main)) throw new Error(`no bundle at ${main}`);
   }
-  process.setSourceMapsEnabled(true);
+  // stack traces through the source maps when someone reads them closely: reading the maps
+  // costs every start about 50 ms of CPU (node --enable-source-maps turns them on as well)
+  if (SOURCE_MAP_LEVELS.has(process.env.LOG_LEVEL ?? '')) process.setSourceMapsEnabled(true);
   return pathToFileURL(main).href;
 }
