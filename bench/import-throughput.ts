@@ -9,13 +9,17 @@
  *   npx tsx bench/import-throughput.ts [--rows 1000000] [--batch-size 100] [--concurrency 8]
  *       [--latency MS] [--workers N | --curve 1,2,4] [--mode create|upsert [--preseed]]
  *       [--lookup each|snapshot|auto] [--sandbox process|inline] [--redis private|shared]
- *       [--stream] [--json] [--cpu-prof DIR] [--heap MB]
+ *       [--stream] [--via cli|api] [--json] [--cpu-prof DIR] [--heap MB]
  *
  * --concurrency is per worker process (`porter worker --concurrency C`); the direct run keeps
  * workers × C calls in flight. --curve runs direct and end to end once per worker count.
  * --lookup is passed to `porter import` only when given; --stream imports with `--stream`
- * (batches go while the file is read, docs/streaming.md). --preseed (upsert only) creates every
- * second user in the end-to-end sandbox beforehand, with other names, so half the import updates.
+ * (batches go while the file is read, docs/streaming.md). --via api submits the file to a
+ * running `porter api` (one raw text/csv request, started with the workers before the timing, as
+ * an HR feed posting to a deployed API would) instead of running `porter import --wait`: the
+ * import then has no start-up to pay, and the producer's CPU is the API's over the import.
+ * --preseed (upsert only) creates every second user in the end-to-end sandbox beforehand, with
+ * other names, so half the import updates.
  * --sandbox process (default) runs each sandbox as its own `porter sandbox` child process, so the
  * sandbox does not share an event loop with the direct client; inline runs it in this process.
  * --cpu-prof DIR writes a V8 CPU profile of every porter process (producer, workers, sandbox
@@ -43,22 +47,26 @@
  */
 import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { request as undiciRequest } from 'undici';
 import { AdminClient } from '../src/admin/client.js';
 import { startLocalRedis, type LocalRedis } from '../src/app/local-redis.js';
 import type { UserRecord } from '../src/admin/schemas.js';
 import { IMPORT_QUEUE } from '../src/queue/import-queue.js';
 import { queuePrefix } from '../src/redis/key-tags.js';
 import { importIndexKey } from '../src/results/import-keys.js';
+import { waitForImport } from '../src/results/import-events.js';
 import { ImportStore } from '../src/results/import-store.js';
 import { startSandbox } from '../src/sandbox/server.js';
+import { freePort } from '../src/util/free-port.js';
 import { deleteKeysWithPrefix } from '../src/util/redis.js';
 import { costLines, importCost, type ImportCpu } from './lib/import-cost.js';
 import { CLOCK_TICKS, cpuSeconds, EXIT_HOOK, exitReport, peakMiB } from './lib/process-cost.js';
@@ -75,6 +83,7 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'create' },
     preseed: { type: 'boolean', default: false },
     stream: { type: 'boolean', default: false },
+    via: { type: 'string', default: 'cli' },
     sandbox: { type: 'string', default: 'process' },
     redis: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -107,6 +116,8 @@ if (lookup !== undefined && !['each', 'snapshot', 'auto'].includes(lookup)) {
   usage('--lookup must be each, snapshot or auto');
 }
 const preseed = values.preseed;
+const via = values.via;
+if (via !== 'cli' && via !== 'api') usage('--via must be cli or api');
 if (preseed && mode !== 'upsert') usage('--preseed goes with --mode upsert');
 const placement = values.sandbox;
 // the producer's and workers' V8 heap ceiling (docs/configuration.md#memory); 0: V8's own, sized
@@ -460,7 +471,7 @@ interface EndToEndResult {
    * CPU seconds over the import: the producer's whole life (from its exit report, else the last
    * /proc reading before it ended), the others from the producer's start to its exit.
    */
-  cpu: ImportCpu & { producerFrom: 'exit report' | 'last reading' };
+  cpu: ImportCpu & { producerFrom: 'exit report' | 'last reading' | 'api' };
   /**
    * The import's span on the machine's monotonic clock (µs), the clock of V8's CPU profiles:
    * `profile-summary --from --to` counts it alone.
@@ -504,6 +515,9 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
         porter(['worker', '--concurrency', String(concurrency)], env, { stdout: 'ignore' }),
       );
     }
+    // --via api: the producer is a running `porter api`, started (like the workers) before the
+    // timing; the import is one HTTP request with the file as its body
+    const api = via === 'api' ? await startApi(env) : undefined;
     // Start-up (tsx loading the sources) is left out of the timing: the import starts once
     // every worker listens. Each worker process holds at least one named connection.
     await workersReady(workerCount, workers);
@@ -519,13 +533,17 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     if (lookup !== undefined) args.push('--lookup', lookup);
     if (values.stream) args.push('--stream');
     const cpuBefore = await runningCpu(workers, redis, sandbox);
+    const apiCpuBefore = api ? ((await cpuSeconds(api.child.pid)) ?? 0) : 0;
     const fromUs = monotonicUs();
     const started = performance.now();
-    const producer = porter(args, env, { stdout: 'ignore', stderr: 'pipe' }, 'producer');
-    const producerLines = tail(producer);
+    const producer = api
+      ? submitToApi(api, file, redis)
+      : porter(args, env, { stdout: 'ignore', stderr: 'pipe' }, 'producer');
+    const producerLines = producer instanceof Promise ? [] : tail(producer);
     importUnderWay = { started, lines: producerLines };
     const sampler = setInterval(() => {
       void usedMemory(redis).then((bytes) => (peakBytes = Math.max(peakBytes, bytes)));
+      if (producer instanceof Promise) return;
       void peakMiB(exitDir, producer.pid).then(
         (value) => (producerMiB = Math.max(producerMiB, value)),
       );
@@ -534,7 +552,10 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       );
     }, 200);
     // 'close': exited, and its stderr read to the end
-    const [code] = (await once(producer, 'close')) as [number | null];
+    const [code] =
+      producer instanceof Promise
+        ? [await producer]
+        : ((await once(producer, 'close')) as [number | null]);
     const seconds = (performance.now() - started) / 1000;
     const toUs = monotonicUs();
     const cpuAfter = await runningCpu(workers, redis, sandbox);
@@ -544,7 +565,14 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       if (!stopping) console.error(producerLines.join('\n'));
       throw new Error(`porter import exited ${code}`);
     }
-    const producerExit = await exitReport(exitDir, producer.pid);
+    if (api) {
+      // the API's CPU over the import; it runs on
+      producerCpu = ((await cpuSeconds(api.child.pid)) ?? 0) - apiCpuBefore;
+      producerMiB = await peakMiB(exitDir, api.child.pid);
+      await stop(api.child);
+    }
+    const producerExit =
+      producer instanceof Promise ? undefined : await exitReport(exitDir, producer.pid);
     peakBytes = Math.max(peakBytes, await usedMemory(redis));
     const settledBytes = await settledMemory(redis);
     const own = await ownKeys(redis);
@@ -572,20 +600,82 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
       phases,
       cpu: {
         producer: producerExit?.cpuSeconds ?? producerCpu,
-        producerFrom: producerExit ? 'exit report' : 'last reading',
+        producerFrom: api ? 'api' : producerExit ? 'exit report' : 'last reading',
         workers: cpuAfter.workers.map((after, n) => difference(cpuBefore.workers[n], after)),
         redis: difference(cpuBefore.redis, cpuAfter.redis),
         sandbox: difference(cpuBefore.sandbox, cpuAfter.sandbox),
       },
       window: { fromUs, toUs },
       users: counted.users,
-      summary: producerLines.at(-1) ?? '',
+      summary: api
+        ? `submitted to porter api: ${counted.users} users`
+        : (producerLines.at(-1) ?? ''),
     };
   } finally {
     await Promise.all(workers.map((worker) => stop(worker)));
     await sandbox.close();
     redis.disconnect();
     await cleanUpRedis();
+  }
+}
+
+interface RunningApi {
+  child: ChildProcess;
+  url: string;
+  token: string;
+}
+
+/** `porter api` on a free port, with a token of its own; once it answers /readyz. */
+async function startApi(env: NodeJS.ProcessEnv): Promise<RunningApi> {
+  const port = await freePort();
+  const token = `bench-${randomBytes(16).toString('hex')}`;
+  const child = porter(
+    ['api', '--port', String(port)],
+    { ...env, PORTER_API_TOKEN: token },
+    { stdout: 'ignore' },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('porter api exited');
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ready) return { child, url, token };
+    if (Date.now() > deadline) throw new Error('porter api not ready after 120 s');
+    await sleep(100);
+  }
+}
+
+/**
+ * The file as one raw text/csv upload to the API, with the options the CLI run passes; resolves
+ * with 0 once the import settled (as `porter import --wait` exits), 1 when it was refused.
+ */
+async function submitToApi(api: RunningApi, file: string, redis: Redis): Promise<number> {
+  const query = new URLSearchParams({ resource: 'users', mode, batchSize: String(batchSize) });
+  if (lookup !== undefined) query.set('lookup', lookup);
+  if (values.stream) query.set('stream', 'true');
+  const answer = await undiciRequest(`${api.url}/v1/imports?${query}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${api.token}`,
+      'content-type': 'text/csv',
+      'content-length': String((await stat(file)).size),
+    },
+    body: createReadStream(file),
+  });
+  const body = (await answer.body.json()) as { id?: string };
+  if (answer.statusCode !== 202 || body.id === undefined) {
+    console.error(`the API refused the upload: ${answer.statusCode} ${JSON.stringify(body)}`);
+    return 1;
+  }
+  const subscriber = redis.duplicate();
+  try {
+    await waitForImport(new ImportStore({ redis, prefix }), subscriber, body.id);
+    return 0;
+  } finally {
+    subscriber.disconnect();
   }
 }
 
@@ -729,7 +819,7 @@ try {
       `  Redis keys under the bench prefix once settled: ${e2e.own.keys} keys, ${mib(e2e.own.bytes)} MiB (${perRecord(e2e.own.bytes)})`,
     );
     say(
-      `  CPU per record (user + system, ${CLOCK_TICKS} ticks/s; the producer's ${e2e.cpu.producerFrom === 'exit report' ? 'from its exit' : 'last read while it ran'}):`,
+      `  CPU per record (user + system, ${CLOCK_TICKS} ticks/s; the producer's ${e2e.cpu.producerFrom === 'exit report' ? 'from its exit' : e2e.cpu.producerFrom === 'api' ? 'over the import' : 'last read while it ran'}):`,
     );
     const labels = {
       redis:
@@ -738,6 +828,7 @@ try {
           : 'Redis (shared: every client of it counts)',
       sandbox:
         placement === 'process' ? 'sandbox (porter sandbox)' : 'sandbox (inline: not measured)',
+      producer: via === 'api' ? 'producer (porter api, over the import)' : undefined,
     };
     for (const line of costLines(importCost(e2e.cpu, rows), labels)) say(`    ${line}`);
     if (values['cpu-prof']) {

@@ -44,9 +44,12 @@ export function importCost(cpu: ImportCpu, rows: number): ImportCost {
 }
 
 /** The cost as a table of lines: process, µs per record. */
-export function costLines(cost: ImportCost, labels: { redis: string; sandbox: string }): string[] {
+export function costLines(
+  cost: ImportCost,
+  labels: { redis: string; sandbox: string; producer?: string },
+): string[] {
   const rows: [string, string][] = [
-    ['producer (porter import, its whole life)', us(cost.producer)],
+    [labels.producer ?? 'producer (porter import, its whole life)', us(cost.producer)],
   ];
   cost.workers.forEach((value, n) => rows.push([`worker ${n + 1}`, us(value)]));
   rows.push([labels.redis, us(cost.redis)]);
