@@ -75,7 +75,9 @@ export async function startRig(options: RigOptions): Promise<Rig> {
     }
     forward(target, incoming, outgoing);
   });
-  const env = { ADMIN_BASE_URL: proxy.url, ...options.env };
+  // the producer (this process) and the workers on one prefix, whatever the caller's
+  // environment says: the workers inherit it, the producer's context does not read it
+  const env = { ADMIN_BASE_URL: proxy.url, PORTER_PREFIX: 'porter', ...options.env };
   const context = await createPorterContext(loadEnv({ ...options.redis, ...env }), {
     logger: silentLogger,
   });
