@@ -12,7 +12,7 @@ import type {
   RecordResult,
   StagedRecord,
 } from '../model/import.js';
-import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { FINAL_IMPORT_STATES, WORKING_IMPORT_STATES } from '../model/import.js';
 import { RecordLookup } from '../plan/lookup.js';
 import { planBatch } from '../plan/plan-batch.js';
 import type { AnchorPlanContext } from '../plan/plan-anchor.js';
@@ -75,7 +75,7 @@ export interface BatchStore {
   ): Promise<{ written: number; info: ImportInfo }>;
   transition(
     importId: string,
-    from: ImportState[],
+    from: readonly ImportState[],
     to: ImportState,
     reason?: string,
   ): Promise<boolean>;
@@ -203,7 +203,7 @@ export async function runBatch(
     if (!isTargetRefusal(error)) throw error;
     // nothing of the import goes to another server than the one it was submitted for
     const reason = error.message;
-    await store.transition(ref.importId, BATCH_STATES, 'failed', reason);
+    await store.transition(ref.importId, WORKING_IMPORT_STATES, 'failed', reason);
     report.stoppedImport = { reason, code: error.code };
     const why = { errorCode: error.code, error: `not sent: ${reason}` };
     // this batch's rows (a streamed import's queued batches answer for their own rows, so
@@ -255,7 +255,7 @@ export async function runBatch(
       after.counts.failed,
       knownTotal(after),
     );
-    if (reason && (await store.transition(ref.importId, BATCH_STATES, 'failed', reason))) {
+    if (reason && (await store.transition(ref.importId, WORKING_IMPORT_STATES, 'failed', reason))) {
       report.stoppedImport = { reason, code: 'PORTER_FAILURE_LIMIT' };
     }
   };
@@ -640,9 +640,6 @@ async function stopDecisionOf(
 ): Promise<StopDecision | undefined> {
   return decisionOf(await store.stateOf(importId));
 }
-
-/** The states a batch runs in: a streamed import's also while its upload is received. */
-const BATCH_STATES: ImportState[] = ['receiving', 'queued', 'running', 'paused'];
 
 /** Every state, to list the ones that let a call go. */
 const STATES: Record<ImportState, true> = {

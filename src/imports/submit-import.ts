@@ -38,6 +38,7 @@ import { checksLookalikes } from '../snapshot/lookup-mode.js';
 import { showValue } from '../ingest/coerce.js';
 import { RESOURCES } from '../admin/resources.js';
 import { failureLimitReason, knownTotal } from '../execute/failure-limit.js';
+import { sleep } from '../execute/retry-policy.js';
 import { naturalKey } from '../plan/natural-key.js';
 import { WORK_ATTRIBUTES, withSpan, withWork } from '../observability/tracing.js';
 import { isOutOfMemory, untilRoom, type RoomWatch } from '../redis/redis-full.js';
@@ -698,7 +699,7 @@ class Receiving {
           return claimed;
         }
         const wait = Math.min(5_000, retry.firstWaitMs * 2 ** (attempt - 1));
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await sleep(wait);
       }
     }
   }

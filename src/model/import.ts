@@ -26,6 +26,17 @@ export const FINAL_IMPORT_STATES: ReadonlySet<ImportState> = new Set([
   'cancelled',
 ]);
 
+/**
+ * The states an import's batches (and its preparation) work in: a streamed import's also while
+ * its upload is still received. Ending one from any of them stops its work.
+ */
+export const WORKING_IMPORT_STATES: readonly ImportState[] = [
+  'receiving',
+  'queued',
+  'running',
+  'paused',
+];
+
 /** How an import learns what the server holds: one bulk read, or one read per record. */
 export type LookupMode = 'auto' | 'snapshot' | 'each';
 export const LOOKUP_MODES: readonly LookupMode[] = ['auto', 'snapshot', 'each'];

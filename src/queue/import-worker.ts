@@ -17,6 +17,7 @@ import {
   type ImportJobData,
   type PrepareJobData,
 } from './import-queue.js';
+import { WORKING_IMPORT_STATES } from '../model/import.js';
 import type { UnboundPrepareDeps } from '../snapshot/prepare-deps.js';
 import { LookalikeReadError, prepareImport } from '../snapshot/prepare-import.js';
 import { SharedSnapshotReads } from '../snapshot/shared-reads.js';
@@ -383,12 +384,7 @@ export function createImportWorker(
             await store.transition(importId, ['queued', 'running', 'paused'], 'failed', reason);
           } else if (given?.stream === true) {
             const reason = `not prepared: ${describeError(error)}`;
-            await store.transition(
-              importId,
-              ['receiving', 'queued', 'running', 'paused'],
-              'failed',
-              reason,
-            );
+            await store.transition(importId, WORKING_IMPORT_STATES, 'failed', reason);
           }
           await store.recordUnprocessed(importId, abandonedReason(error));
         },

@@ -8,7 +8,7 @@ import { AdminError } from '../admin/errors.js';
 import type { BatchRef, BoundTarget } from '../execute/run-batch.js';
 import { isTargetRefusal } from '../targets/job-target.js';
 import { recordErrorMessage } from '../execute/record-error.js';
-import { FINAL_IMPORT_STATES } from '../model/import.js';
+import { FINAL_IMPORT_STATES, WORKING_IMPORT_STATES } from '../model/import.js';
 import { batchRefs } from '../queue/import-queue.js';
 import type { ImportStore } from '../results/import-store.js';
 import { prepareSync } from '../sync/prepare-sync.js';
@@ -58,12 +58,7 @@ export async function prepareImport(
     if (!isTargetRefusal(error)) throw error;
     // nothing of the import is read from or sent to another server than the one it names
     // (a streamed import is prepared while it is receiving)
-    await store.transition(
-      importId,
-      ['receiving', 'queued', 'running', 'paused'],
-      'failed',
-      error.message,
-    );
+    await store.transition(importId, WORKING_IMPORT_STATES, 'failed', error.message);
     await store.recordUnprocessed(importId, {
       errorCode: error.code,
       error: `not sent: ${error.message}`,
