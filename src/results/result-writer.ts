@@ -4,7 +4,7 @@ import { PorterError } from '../errors/porter-error.js';
 import { RESULT_STATUSES, type RecordResult } from '../model/import.js';
 import { chunks } from './chunks.js';
 import { encodeResult, type ResultLayout } from './import-codec.js';
-import { groupEntries } from './row-buckets.js';
+import { bucketPiece, groupEntries } from './row-buckets.js';
 import { importNotFound } from './import-errors.js';
 import { importKeyList, type ImportKeys } from './import-keys.js';
 import { runImportScript, type ScriptArg } from './import-scripts.js';
@@ -61,12 +61,14 @@ export function tallyResult(result: RecordResult, tally: Tally): void {
 
 /**
  * The record script's arguments for these results (each row once): the rows, their entries
- * joined per bucket, and what they add to the counters.
+ * joined per bucket (a piece each, row-buckets.ts), and what they add to the counters. Adds to
+ * `texts` the buckets whose piece is text.
  */
 function recordArgs(
   results: readonly RecordResult[],
   common: ScriptArg[],
   layout: ResultLayout | undefined,
+  texts: Set<number>,
 ): ScriptArg[] {
   const tally: Tally = { counters: new Map(), whys: new Map() };
   let maxRow = 0;
@@ -80,7 +82,11 @@ function recordArgs(
   const args = common;
   const { from, bytes } = rowBits(results.map((result) => result.row));
   args.push(from, bytes, results.length, maxRow, buckets.size, tally.counters.size);
-  for (const [bucket, text] of buckets) args.push(bucket, text);
+  for (const [bucket, text] of buckets) {
+    const piece = bucketPiece(text);
+    if (typeof piece === 'string') texts.add(bucket);
+    args.push(bucket, piece);
+  }
   for (const [field, n] of tally.counters) args.push(field, n);
   for (const [field, message] of tally.whys) args.push(field, message);
   return args;
@@ -157,7 +163,8 @@ function firstOfEachRow(results: readonly RecordResult[]): readonly RecordResult
 /**
  * Runs the record script chunk by chunk. Returns how many results were new, the meta/counts
  * hashes the last chunk saw (undefined when there was nothing to write) and the buckets of rows
- * these results filled (row-buckets.ts).
+ * these results filled with a piece of text, which may gain by compacting (row-buckets.ts): a
+ * bucket filled by a deflated piece is left as it is.
  */
 export async function writeResults(
   redis: Redis,
@@ -178,7 +185,8 @@ export async function writeResults(
   for (const chunk of close) {
     let part: readonly RecordResult[] = chunk;
     for (;;) {
-      const args = recordArgs(part, commonArgs(), layout);
+      const texts = new Set<number>();
+      const args = recordArgs(part, commonArgs(), layout, texts);
       const reply = await runImportScript(redis, 'recordResults', importKeyList(keys), args);
       if (reply === null) throw importNotFound(importId);
       const [count, ...rest] = reply as [number, ...unknown[]];
@@ -191,7 +199,7 @@ export async function writeResults(
       const [meta, counts, filled] = rest as [unknown, unknown, number[]];
       written += Number(count);
       hashes = [meta, counts];
-      full.push(...filled);
+      for (const bucket of filled) if (texts.has(Number(bucket))) full.push(Number(bucket));
       break;
     }
   }

@@ -1,6 +1,7 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { inflateRawSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordResult } from '../../src/model/import.js';
+import { bucketEntry, parseStoredBucket } from '../../src/results/row-buckets.js';
 import { OPTIONS, range, result, staged, storeFixture } from './store-fixture.js';
 
 const fixture = storeFixture('import-results');
@@ -70,42 +71,58 @@ describe('results()', () => {
     expect(rows).toEqual([1, 3]);
   });
 
-  it('deflates a bucket of 64 rows once each has its result, before the import ends', async () => {
+  it('writes a batch of results deflated once, and compacts a bucket written a row at a time once full', async () => {
     const info = await store.create({ options: OPTIONS });
     await store.markReceived(info.id, { total: 200, batches: 2 });
     const key = store.keys(info.id).results;
-    await store.recordResults(
-      info.id,
-      range(1, 63).map((row) => result(row)),
-    );
+    // rows 1–63 one write each: a piece of text each, in bucket 0
+    for (const row of range(1, 63)) await store.recordResults(info.id, [result(row)]);
     expect(await redis.hkeys(key)).toEqual(['b0']);
-    // the 64th row fills the bucket; rows 65–70 open the next one
+    expect((await redis.hgetBuffer(key, 'b0'))!.includes(0)).toBe(false);
+    // the 64th row fills the bucket, which is then deflated; rows 65–128 go as one write: a
+    // frame of deflated entries (a zero byte first), never read back to be shrunk
     await store.recordResults(
       info.id,
-      range(64, 70).map((row) => result(row)),
+      range(64, 128).map((row) => result(row)),
     );
     expect((await redis.hkeys(key)).sort()).toEqual(['b1', 'z0']);
+    const frame = (await redis.hgetBuffer(key, 'b1'))!;
+    expect(frame[0]).toBe(0);
+    const text = (await collect(store.results(info.id)))
+      .slice(64)
+      .map((item) => JSON.stringify(item))
+      .join('');
+    expect(frame.length).toBeLessThan(text.length / 4);
     // a result written again to a deflated bucket changes nothing and counts nothing
     const { written } = await store.recordResults(info.id, [result(5, 'failed')]);
     expect(written).toBe(0);
     const all = await collect(store.results(info.id));
-    expect(all.map((item) => item.row)).toEqual(range(1, 70));
+    expect(all.map((item) => item.row)).toEqual(range(1, 128));
     expect(all[4]).toEqual(result(5));
-    expect(await store.missingRows(info.id, [5, 64, 70, 71, 150])).toEqual([71, 150]);
+    expect(all[99]).toEqual(result(100));
+    expect(await store.missingRows(info.id, [5, 64, 70, 128, 129, 150])).toEqual([129, 150]);
   });
 
   it('reports a settled import row with no result as unprocessed, not silently', async () => {
     const info = await store.create({ options: OPTIONS });
-    await store.markReceived(info.id, { total: 2, batches: 1 });
-    await store.recordResults(info.id, [result(1), result(2)]);
-    // row 2's entry goes missing from its bucket (settled, so compacted)
+    await store.markReceived(info.id, { total: 40, batches: 1 });
+    await store.recordResults(
+      info.id,
+      range(1, 40).map((row) => result(row)),
+    );
+    // row 2's entry goes missing from its bucket, whatever form the bucket is kept in
     const key = store.keys(info.id).results;
-    const text = inflateRawSync((await redis.hgetBuffer(key, 'z0'))!).toString('utf8');
-    const entries = text.split('\u001e').filter((entry) => !entry.startsWith('2\u001f'));
-    await redis.hset(key, 'z0', deflateRawSync(entries.join('\u001e')));
+    const [field] = await redis.hkeys(key);
+    const stored = (await redis.hgetBuffer(key, field!))!;
+    const entries = new Map<number, string>();
+    parseStoredBucket(field === 'z0' ? inflateRawSync(stored) : stored, entries);
+    entries.delete(2);
+    await redis.hdel(key, field!);
+    await redis.hset(key, 'b0', [...entries].map(([row, json]) => bucketEntry(row, json)).join(''));
     const all = await collect(store.results(info.id));
+    expect(all).toHaveLength(40);
     expect(all[1]).toMatchObject({ row: 2, status: 'unprocessed', errorCode: 'PORTER_INTERNAL' });
-    expect(await collect(store.results(info.id, { status: ['succeeded'] }))).toHaveLength(1);
+    expect(await collect(store.results(info.id, { status: ['succeeded'] }))).toHaveLength(39);
   });
 
   it('fails for an unknown import', async () => {

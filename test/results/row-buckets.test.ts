@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import {
   appendEntries,
+  bucketEntry,
   bucketOf,
+  bucketPiece,
   compactBuckets,
   parseBucket,
+  parseStoredBucket,
   readBuckets,
 } from '../../src/results/row-buckets.js';
 import { deletePrefix, freshPrefix, testRedisUrl } from '../helpers/redis.js';
@@ -35,31 +38,59 @@ describe('rows kept a bucket at a time', () => {
     ]);
   });
 
-  it('appends, replaces, compacts, and reads both forms alike', async () => {
+  it('reads frames and text mixed in one bucket, in the order written', () => {
+    const found = new Map<number, string>();
+    const entries = (rows: number[], value: string): string =>
+      rows.map((row) => bucketEntry(row, JSON.stringify({ row, value }))).join('');
+    const frame = bucketPiece(entries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'first'));
+    expect(Buffer.isBuffer(frame) && frame[0]).toBe(0);
+    const text = bucketPiece(entries([3], 'second'));
+    expect(typeof text).toBe('string');
+    const later = bucketPiece(entries([4, 5, 6, 7, 8, 9, 10, 11, 12, 13], 'third'));
+    parseStoredBucket(Buffer.concat([frame as Buffer, Buffer.from(text), later as Buffer]), found);
+    expect(found.size).toBe(13);
+    expect(JSON.parse(found.get(1)!)).toEqual({ row: 1, value: 'first' });
+    expect(JSON.parse(found.get(3)!)).toEqual({ row: 3, value: 'second' });
+    expect(JSON.parse(found.get(4)!)).toEqual({ row: 4, value: 'third' });
+    // a frame cut short is refused, not read as something else
+    expect(() => parseStoredBucket((frame as Buffer).subarray(0, 20), found)).toThrow(RangeError);
+  });
+
+  it('writes a batch deflated, appends, replaces, and compacts only buckets of much text', async () => {
     const key = `${prefix}:undo`;
     const rows = Array.from({ length: 200 }, (_, index) => index + 1);
-    await appendEntries(
-      redis,
-      key,
-      rows.map((row) => [row, JSON.stringify({ row })]),
-      60,
-    );
+    const entries = rows.map((row): [number, string] => [row, JSON.stringify({ row, who: 'x' })]);
+    await appendEntries(redis, key, entries, 60);
     await appendEntries(redis, key, [[70, '"replaced"']], 60);
-    // one field per bucket of 64 rows, not one per row
+    // one field per bucket of 64 rows, not one per row, each written as one frame
     expect(await redis.hlen(key)).toBe(4);
     expect(await redis.ttl(key)).toBeGreaterThan(0);
+    expect((await redis.hgetBuffer(key, 'b0'))![0]).toBe(0);
+    const textBytes = entries.reduce(
+      (sum, [row, value]) => sum + bucketEntry(row, value).length,
+      0,
+    );
+    expect(Number(await redis.memory('USAGE', key))).toBeLessThan(textBytes / 2);
     const before = await readBuckets(redis, key, [0, 1, 2, 3]);
     expect(before.size).toBe(200);
     expect(before.get(70)).toBe('"replaced"');
-
-    const plainBytes = Number(await redis.memory('USAGE', key));
-    expect(await compactBuckets(redis, key)).toBe(4);
-    expect((await redis.hkeys(key)).sort()).toEqual(['z0', 'z1', 'z2', 'z3']);
-    expect(Number(await redis.memory('USAGE', key))).toBeLessThan(plainBytes / 2);
-    expect(await readBuckets(redis, key, [0, 1, 2, 3])).toEqual(before);
-    // compacting again finds nothing to do, and a compacted bucket takes no more entries
+    expect(before.get(71)).toBe('{"row":71,"who":"x"}');
+    // buckets written in frames are as small as they get: nothing to compact
     expect(await compactBuckets(redis, key)).toBe(0);
-    await appendEntries(redis, key, [[5, '"late"']], 60);
-    expect((await readBuckets(redis, key, [0])).get(5)).toBe('{"row":5}');
+
+    // entries written one at a time are text, compacted once nothing more comes
+    const single = `${prefix}:single`;
+    for (const [row, value] of entries) await appendEntries(redis, single, [[row, value]], 60);
+    await appendEntries(redis, single, [[70, '"replaced"']], 60);
+    const plainBytes = Number(await redis.memory('USAGE', single));
+    // bucket 3 holds rows 193–200 only: too little text to gain by it
+    expect(await compactBuckets(redis, single)).toBe(3);
+    expect((await redis.hkeys(single)).sort()).toEqual(['b3', 'z0', 'z1', 'z2']);
+    expect(Number(await redis.memory('USAGE', single))).toBeLessThan(plainBytes / 2);
+    expect(await readBuckets(redis, single, [0, 1, 2, 3])).toEqual(before);
+    // compacting again finds nothing to do, and a compacted bucket takes no more entries
+    expect(await compactBuckets(redis, single)).toBe(0);
+    await appendEntries(redis, single, [[5, '"late"']], 60);
+    expect((await readBuckets(redis, single, [0])).get(5)).toBe('{"row":5,"who":"x"}');
   });
 });
