@@ -41,10 +41,11 @@ export class UndoLog {
     const buckets = new Set<number>();
     let cursor = '0';
     do {
-      const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', READ_BUCKETS);
+      // the values are frames and text: read as bytes, never decoded here
+      const [next, flat] = await this.redis.hscanBuffer(key, cursor, 'COUNT', READ_BUCKETS);
       for (let index = 0; index < flat.length; index += 2)
-        buckets.add(Number(flat[index]!.slice(1)));
-      cursor = next;
+        buckets.add(Number(flat[index]!.toString('latin1').slice(1)));
+      cursor = next.toString('latin1');
     } while (cursor !== '0');
     const ordered = [...buckets].sort((left, right) => left - right);
     for (let start = 0; start < ordered.length; start += READ_BUCKETS) {
