@@ -173,13 +173,16 @@ return 1
 
 /**
  * Lua: replaces a plain bucket by its compacted form, if it still holds what was compacted:
- * entries are only ever appended, so an unchanged length is unchanged text.
+ * entries are only ever appended, so an unchanged length is unchanged text. A bucket compacted
+ * before keeps its compacted form, and what was appended since stays plain: one compacted form
+ * is never written over another.
  */
 const COMPACT = `
 local done = 0
 for i = 1, #ARGV, 3 do
   local plain = 'b' .. ARGV[i]
-  if redis.call('HSTRLEN', KEYS[1], plain) == tonumber(ARGV[i + 1]) then
+  if redis.call('HEXISTS', KEYS[1], 'z' .. ARGV[i]) == 0
+    and redis.call('HSTRLEN', KEYS[1], plain) == tonumber(ARGV[i + 1]) then
     redis.call('HSET', KEYS[1], 'z' .. ARGV[i], ARGV[i + 2])
     redis.call('HDEL', KEYS[1], plain)
     done = done + 1

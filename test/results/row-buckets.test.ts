@@ -90,6 +90,15 @@ describe('rows kept a bucket at a time', () => {
     expect(await readBuckets(redis, single, [0, 1, 2, 3])).toEqual(before);
     // compacting again finds nothing to do, and a compacted bucket takes no more entries
     expect(await compactBuckets(redis, single)).toBe(0);
+    // text appended beside a compacted form (as a held plan's results are) never replaces it
+    const later = JSON.stringify('more'.repeat(10));
+    const more = Array.from({ length: 40 }, (_, index) => bucketEntry(index + 1, later));
+    await redis.hset(single, 'b0', more.join(''));
+    expect(await compactBuckets(redis, single)).toBe(0);
+    const both = await readBuckets(redis, single, [0]);
+    expect(both.get(1)).toBe(later);
+    expect(both.get(41)).toBe('{"row":41,"who":"x"}');
+    await redis.hdel(single, 'b0');
     await appendEntries(redis, single, [[5, '"late"']], 60);
     expect((await readBuckets(redis, single, [0])).get(5)).toBe('{"row":5,"who":"x"}');
   });
