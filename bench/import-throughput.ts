@@ -494,6 +494,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
   });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   const workers: ChildProcess[] = [];
+  let api: RunningApi | undefined;
   try {
     if (preseed) {
       // every second user exists beforehand under another first name: the import updates it
@@ -517,7 +518,7 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
     }
     // --via api: the producer is a running `porter api`, started (like the workers) before the
     // timing; the import is one HTTP request with the file as its body
-    const api = via === 'api' ? await startApi(env) : undefined;
+    if (via === 'api') api = await startApi(env);
     // Start-up (tsx loading the sources) is left out of the timing: the import starts once
     // every worker listens. Each worker process holds at least one named connection.
     await workersReady(workerCount, workers);
@@ -612,7 +613,8 @@ async function endToEnd(file: string, workerCount: number): Promise<EndToEndResu
         : (producerLines.at(-1) ?? ''),
     };
   } finally {
-    await Promise.all(workers.map((worker) => stop(worker)));
+    // the API too, when the import failed before it was stopped
+    await Promise.all([...workers, ...(api ? [api.child] : [])].map((child) => stop(child)));
     await sandbox.close();
     redis.disconnect();
     await cleanUpRedis();
@@ -636,15 +638,20 @@ async function startApi(env: NodeJS.ProcessEnv): Promise<RunningApi> {
   );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('porter api exited');
-    const ready = await fetch(`${url}/readyz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ready) return { child, url, token };
-    if (Date.now() > deadline) throw new Error('porter api not ready after 120 s');
-    await sleep(100);
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error('porter api exited');
+      const ready = await fetch(`${url}/readyz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (ready) return { child, url, token };
+      if (Date.now() > deadline) throw new Error('porter api not ready after 120 s');
+      await sleep(100);
+    }
+  } catch (error) {
+    await stop(child);
+    throw error;
   }
 }
 
