@@ -44,14 +44,17 @@ describe('rows kept a bucket at a time', () => {
       rows.map((row) => bucketEntry(row, JSON.stringify({ row, value }))).join('');
     const frame = bucketPiece(entries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'first'));
     expect(Buffer.isBuffer(frame) && frame[0]).toBe(0);
-    const text = bucketPiece(entries([3], 'second'));
+    // a value holding the frame's zero byte and the separators, as a hostile upload may
+    const hostile = 'second\u0000\u001e\u001f';
+    const text = bucketPiece(entries([3], hostile));
     expect(typeof text).toBe('string');
-    const later = bucketPiece(entries([4, 5, 6, 7, 8, 9, 10, 11, 12, 13], 'third'));
+    const later = bucketPiece(entries([4, 5, 6, 7, 8, 9, 10, 11, 12, 13], `third${hostile}`));
     parseStoredBucket(Buffer.concat([frame as Buffer, Buffer.from(text), later as Buffer]), found);
     expect(found.size).toBe(13);
     expect(JSON.parse(found.get(1)!)).toEqual({ row: 1, value: 'first' });
-    expect(JSON.parse(found.get(3)!)).toEqual({ row: 3, value: 'second' });
-    expect(JSON.parse(found.get(4)!)).toEqual({ row: 4, value: 'third' });
+    expect(JSON.parse(found.get(3)!)).toEqual({ row: 3, value: hostile });
+    expect(JSON.parse(found.get(4)!)).toEqual({ row: 4, value: `third${hostile}` });
+    expect(JSON.parse(found.get(13)!)).toEqual({ row: 13, value: `third${hostile}` });
     // a frame cut short is refused, not read as something else
     expect(() => parseStoredBucket((frame as Buffer).subarray(0, 20), found)).toThrow(RangeError);
   });
