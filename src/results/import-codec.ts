@@ -309,6 +309,17 @@ export function decodeResult(row: number, json: string, layout: ResultLayout): R
  * it is not the input as given (a CSV row of plain text fields is).
  */
 export function encodeStaged(staged: StagedRecord, layout?: ResultLayout): string {
+  const { row, line, input, record } = staged;
+  // a plain row, its own record with nothing beside it (most of an upload): written directly,
+  // as the general way writes it
+  if (record === input && line === row + 1 && layout && Object.keys(staged).length === 4) {
+    const values = valuesInOrder(input, layout.columns);
+    if (values) return `{"r":${row},"in":${JSON.stringify(values)}}`;
+  }
+  return encodeStagedObject(staged, layout);
+}
+
+function encodeStagedObject(staged: StagedRecord, layout?: ResultLayout): string {
   const { row, line, input, record, ...rest } = staged;
   const stored: Record<string, unknown> = { r: row };
   if (line !== row + 1) stored.l = line ?? null;
@@ -346,6 +357,11 @@ export function decodeStaged(json: string, layout: ResultLayout): StagedRecord {
   const parsed = JSON.parse(json) as StoredStaged | StagedRecord;
   // kept by a version before this form: as it was
   if ('row' in parsed) return parsed;
+  if (parsed.in !== undefined && isPlainStaged(parsed)) {
+    // a plain row (encodeStaged's quick form): its values and nothing else
+    const input = inputOf(parsed.in, layout.columns);
+    return { row: parsed.r, line: parsed.r + 1, input, record: { ...input } };
+  }
   const { r: row, l, in: values, input, rec, ...rest } = parsed;
   const staged = { row } as StagedRecord;
   const line = l === undefined ? row + 1 : l;
@@ -356,10 +372,18 @@ export function decodeStaged(json: string, layout: ResultLayout): StagedRecord {
   return staged;
 }
 
+/** A stored record of `r` and `in` alone. */
+function isPlainStaged(parsed: StoredStaged): boolean {
+  let fields = 0;
+  for (const field in parsed) {
+    if (field !== 'r' && field !== 'in') return false;
+    fields++;
+  }
+  return fields === 2;
+}
+
 function inputOf(values: unknown[], columns: readonly string[]): RecordResult['input'] {
   const input: Record<string, unknown> = {};
-  columns.forEach((column, index) => {
-    input[column] = values[index];
-  });
+  for (let index = 0; index < columns.length; index++) input[columns[index]!] = values[index];
   return input as RecordResult['input'];
 }

@@ -108,6 +108,27 @@ describe('staged records', () => {
     expect(back.record).not.toBe(back.input);
   });
 
+  it('write a row that is its own record as the general way would, whatever it carries', () => {
+    const input = { username: 'ann', email: '=1+1 "x"', groups: 'Sales|HR' };
+    const plain: StagedRecord = { row: 7, line: 8, input, record: input };
+    expect(encodeStaged(plain, layout)).toBe('{"r":7,"in":["ann","=1+1 \\"x\\"","Sales|HR"]}');
+    expect(decodeStaged(encodeStaged(plain, layout), layout)).toEqual(plain);
+    // anything beside the row, or columns other than the layout's, take the general way
+    const cases: StagedRecord[] = [
+      { ...plain, line: 12 },
+      { ...plain, sourceRow: 3 },
+      { ...plain, warnings: ['w'] },
+      { ...plain, anchor: { value: 'E-7', match: 'anchored', key: 'ann' } },
+      { row: 7, line: 8, input: { email: 'a@x', username: 'ann' }, record: {} },
+    ];
+    cases[4]!.record = cases[4]!.input;
+    for (const staged of cases) {
+      const json = encodeStaged(staged, layout);
+      expect(json).not.toMatch(/^\{"r":7,"in":\[[^\]]*\]\}$/);
+      expect(decodeStaged(json, layout)).toEqual(staged);
+    }
+  });
+
   it('keep a record that differs from its input, and whatever else a record carries', () => {
     const cases: StagedRecord[] = [
       {
