@@ -58,10 +58,18 @@ describe('a migration whose worker is killed with SIGKILL mid-stage', () => {
       (info) => stage(info, 'users').done >= 500,
       (info) => stage(info, 'users').done >= 1200,
     ];
-    for (const reached of moments) {
+    for (const [index, reached] of moments.entries()) {
       await waitFor(async () => (reached(await read()) ? true : undefined), {
         timeoutMs: 120_000,
         what: 'the moment to kill the worker',
+      }).catch(async (error: unknown) => {
+        // what the migration and the worker were doing, should it ever not get there
+        throw new Error(
+          `moment ${index + 1} not reached: ${String(error)}\n` +
+            `migration: ${JSON.stringify(await read())}\n` +
+            `worker (exit ${String(worker.child.exitCode ?? worker.child.signalCode)}):\n` +
+            worker.output().slice(-4000),
+        );
       });
       worker.child.kill('SIGKILL');
       expect(await worker.exited).toBe('SIGKILL');
