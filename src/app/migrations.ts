@@ -79,6 +79,7 @@ export function stageRunnerDeps(context: PorterContext): StageRunnerDeps {
         () => startImport(context, request, onCreated),
       );
     },
+    enqueuePrepare: (importId, target) => context.enqueuePrepare(importId, target),
   };
 }
 

@@ -40,6 +40,8 @@ export interface StageRunnerDeps {
     onCreated: (info: ImportInfo) => void,
     stage: { migrationId: string; stage: StageName },
   ) => Promise<ImportInfo>;
+  /** Queues an import's preparation again; a no-op while its job exists (import-queue.ts). */
+  enqueuePrepare: (importId: string, target?: string) => Promise<void>;
 }
 
 /** Source records read per Redis round trip. */
@@ -124,7 +126,16 @@ export async function startStage(
   if (known.importId) {
     const info = await imports.get(known.importId);
     // received whole: it runs (or ran) on its own; only one cut while received starts again
-    if (info && info.state !== 'receiving') return known.importId;
+    if (info && info.state !== 'receiving') {
+      // a worker stopped between the upload recorded whole and its preparation queued: the
+      // import would wait for a preparation that never comes. Queued again until it has run
+      // (its lookup recorded), a no-op while the job waits or runs; a preparation run twice
+      // queues the same batches under the same ids
+      if (info.state === 'queued' && info.lookup === undefined) {
+        await deps.enqueuePrepare(known.importId, info.options.target);
+      }
+      return known.importId;
+    }
     if (info) {
       await imports.transition(
         known.importId,
